@@ -1,0 +1,1 @@
+"""agentmonitors: tell AI coding agents when the things they care about change."""

@@ -1,0 +1,1 @@
+"""The ``agentmonitors`` command line: thin click commands over the core."""

@@ -1,0 +1,181 @@
+"""``agentmonitors init``: bootstrap a project, or scaffold one monitor."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from agentmonitors.cli.output import display_path
+from agentmonitors.monitor.discovery import scan_root
+from agentmonitors.monitor.scaffold import (
+    DEFAULT_MONITOR_NAME,
+    DEFAULT_TYPE,
+    GITIGNORE_LINES,
+    SOURCE_TYPES,
+    ScaffoldError,
+    ScaffoldResult,
+    ensure_gitignore,
+    scaffold_monitor,
+)
+from agentmonitors.monitor.validation import validate_scan
+from agentmonitors.sources.registry import bundled_registry
+from agentmonitors.workspace import (
+    ENABLE_FILE_RELPATH,
+    PROJECT_MONITORS_RELPATH,
+    enable_workspace,
+    resolve_workspace,
+)
+
+
+def _validate_new(result: ScaffoldResult) -> bool:
+    """Validate the folder holding a freshly written monitor and print the verdict."""
+    report = validate_scan(scan_root(os.path.dirname(result.monitor_dir)), bundled_registry())
+    mine = [error for error in report.errors if result.file_path in error.paths]
+    if mine:
+        for error in mine:
+            click.echo(f"  {error.key}: {error.error}", err=True)
+        return False
+    click.echo(f"  {os.path.basename(result.monitor_dir)}: valid")
+    return True
+
+
+def _scaffold(
+    monitors_dir: str,
+    name: str,
+    source_type: str,
+    display_name: str | None,
+    urgency: str | None,
+    globs: tuple[str, ...],
+    commands: tuple[str, ...],
+) -> int:
+    try:
+        result = scaffold_monitor(
+            monitors_dir,
+            name,
+            source_type,
+            display_name=display_name,
+            urgency=urgency,
+            patterns=globs,
+            command=commands,
+        )
+    except ScaffoldError as error:
+        click.echo(f"Error: {error}", err=True)
+        return 1
+    except OSError as error:
+        click.echo(f"Error: cannot create the monitor: {error.strerror or error}", err=True)
+        return 1
+    shown_dir = display_path(monitors_dir)
+    if not result.created:
+        click.echo(f"Monitor already exists: {display_path(result.file_path)}", err=True)
+        return 1
+    click.echo(f"Created monitor: {display_path(result.file_path)}")
+    click.echo("\nEdit it to say what to watch and what the agent should do, then run:")
+    click.echo(f"  agentmonitors validate {shown_dir}")
+    return 0
+
+
+def _bootstrap(
+    workspace: str, monitors_dir: str, source_type: str, enable_only: bool, assume_yes: bool
+) -> int:
+    try:
+        enable_status = enable_workspace(workspace)
+        gitignore_status = ensure_gitignore(workspace)
+    except OSError as error:
+        click.echo(f"Error: cannot set up {workspace}: {error.strerror or error}", err=True)
+        return 1
+    created: ScaffoldResult | None = None
+    existing: ScaffoldResult | None = None
+    skipped_noninteractive = False
+    if not enable_only:
+        choice: tuple[str, str] | None = None
+        if assume_yes:
+            choice = (DEFAULT_MONITOR_NAME, source_type)
+        elif sys.stdin.isatty():
+            if click.confirm("Scaffold a starter monitor now?", default=True):
+                picked = click.prompt(
+                    "Source type", type=click.Choice(SOURCE_TYPES), default=DEFAULT_TYPE
+                )
+                picked_name = click.prompt("Monitor name", default=DEFAULT_MONITOR_NAME)
+                choice = (picked_name, picked)
+        else:
+            skipped_noninteractive = True
+        if choice is not None:
+            try:
+                result = scaffold_monitor(monitors_dir, choice[0], choice[1])
+            except ScaffoldError as error:
+                click.echo(f"Error: {error}", err=True)
+                return 1
+            created, existing = (result, None) if result.created else (None, result)
+    ignored = ", ".join(GITIGNORE_LINES)
+    if enable_status == "already-enabled" and gitignore_status == "present" and created is None:
+        click.echo("AgentMon is already set up in this project — nothing to change.")
+        click.echo(f"  Monitoring enabled:  {ENABLE_FILE_RELPATH}")
+        click.echo(f"  .gitignore already ignores {ignored}")
+        click.echo("\nAdd a monitor with:  agentmonitors init <name> --type <type>")
+        return 0
+    click.echo(f"AgentMon project setup in {workspace}")
+    click.echo(
+        f"  {'Enabled monitoring' if enable_status != 'already-enabled' else 'Monitoring already enabled':<27} {ENABLE_FILE_RELPATH}"
+    )
+    click.echo(
+        f"  {'.gitignore already ignores' if gitignore_status == 'present' else 'Updated .gitignore':<27} {ignored}"
+    )
+    if created is not None:
+        click.echo(f"  {'Scaffolded monitor':<27} {display_path(created.file_path)}")
+        click.echo(f"\nValidating {display_path(created.file_path)}:")
+        if not _validate_new(created):
+            return 1
+    elif existing is not None:
+        click.echo(f"  {'Monitor already exists':<27} {display_path(existing.file_path)} (left unchanged)")
+    shown_dir = display_path(monitors_dir)
+    click.echo("\nWhat happens next")
+    click.echo(f"  • Check your monitors any time:  agentmonitors validate {shown_dir}")
+    if created is None:
+        click.echo(f"  • Add a monitor:  agentmonitors init <name> --type <{'|'.join(SOURCE_TYPES)}>")
+        if skipped_noninteractive:
+            click.echo("    (or re-run `agentmonitors init --yes` to scaffold a starter monitor)")
+    return 0
+
+
+@click.command(
+    "init",
+    help="With NAME, scaffold <dir>/NAME/MONITOR.md. Without, set the project up: enable "
+    "monitoring, update .gitignore and (with --yes or at a prompt) add a starter monitor.",
+)
+@click.argument("name", required=False)
+@click.option("--dir", "monitors_dir", help="Monitors folder (default: <project>/.claude/monitors).")
+@click.option(
+    "--type",
+    "source_type",
+    type=click.Choice(SOURCE_TYPES),
+    default=DEFAULT_TYPE,
+    show_default=True,
+    help="Observation source of the new monitor.",
+)
+@click.option("--enable-only", is_flag=True, help="Only enable the project and update .gitignore.")
+@click.option("--yes", "assume_yes", is_flag=True, help="No prompts: scaffold a starter monitor.")
+@click.option("--glob", "globs", multiple=True, help="Seed watch.globs / watch.paths (repeatable).")
+@click.option("--command", "commands", multiple=True, help="Seed watch.command, one argv token per flag.")
+@click.option("--name", "display_name", help="Seed the frontmatter name:.")
+@click.option("--urgency", type=click.Choice(("low", "normal", "high")), help="Seed urgency:.")
+def command(
+    name: str | None,
+    monitors_dir: str | None,
+    source_type: str,
+    enable_only: bool,
+    assume_yes: bool,
+    globs: tuple[str, ...],
+    commands: tuple[str, ...],
+    display_name: str | None,
+    urgency: str | None,
+) -> int:
+    workspace = resolve_workspace()
+    target_dir = monitors_dir or os.path.join(workspace, PROJECT_MONITORS_RELPATH)
+    if name is not None:
+        if enable_only or assume_yes:
+            click.echo("error: --enable-only and --yes apply only to `init` without a name", err=True)
+            return 1
+        return _scaffold(target_dir, name, source_type, display_name, urgency, globs, commands)
+    return _bootstrap(workspace, target_dir, source_type, enable_only, assume_yes)

@@ -1,0 +1,121 @@
+"""Output conventions every command shares: formats, JSON, TOON, errors.
+
+Data goes to stdout, messages to stderr. ``--format`` wins; where a command defaults
+to "auto", an agent's environment gets TOON and a person gets text. Detection reads
+environment variables only, never whether stdout is a terminal.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
+
+import click
+
+OutputFormat = Literal["toon", "json", "text"]
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Variables the agent TUIs set for the commands they run.
+_AGENT_FLAGS = ("CLAUDECODE", "CURSOR_AGENT", "GEMINI_CLI", "CODEX_SANDBOX", "OPENCODE")
+_AGENT_MARKERS = ("CLAUDE_CODE_ENTRYPOINT", "CODEX_THREAD_ID", "OPENCODE_SERVER", "AIDER_MODEL")
+
+
+def running_under_agent(env: Mapping[str, str] | None = None) -> bool:
+    environ = os.environ if env is None else env
+    if any(environ.get(name, "") not in {"", "0", "false"} for name in _AGENT_FLAGS):
+        return True
+    return any(environ.get(name) for name in _AGENT_MARKERS)
+
+
+def resolve_format(explicit: str | None, env: Mapping[str, str] | None = None) -> OutputFormat:
+    if explicit in {"toon", "json", "text"}:
+        return explicit  # type: ignore[return-value]
+    return "toon" if running_under_agent(env) else "text"
+
+
+def format_timestamp(moment: _dt.datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.UTC)
+    utc = moment.astimezone(_dt.UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON values, with datetimes as ISO-8601 UTC milliseconds."""
+    if isinstance(value, _dt.datetime):
+        return format_timestamp(value)
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(item) for item in value]
+    return value
+
+
+def dump_json(value: Any, *, compact: bool = False) -> str:
+    """Pretty (2-space) JSON, or compact wire JSON; non-ASCII is kept as is."""
+    if compact:
+        return json.dumps(to_jsonable(value), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)
+
+
+def dump_toon(value: Any) -> str:
+    from toon_format import encode
+
+    return str(encode(to_jsonable(value)))
+
+
+def emit(value: Any, fmt: OutputFormat, text: Callable[[], str]) -> None:
+    """Print ``value`` as JSON or TOON, or the text rendering for people."""
+    if fmt == "json":
+        click.echo(dump_json(value))
+    elif fmt == "toon":
+        click.echo(dump_toon(value))
+    else:
+        rendered = text()
+        if rendered:
+            click.echo(rendered)
+
+
+def report_error(message: str, as_json: bool) -> int:
+    """``{"error": …}`` on stdout under JSON, ``Error: …`` on stderr otherwise; returns 1."""
+    if as_json:
+        click.echo(dump_json({"error": message}))
+    else:
+        click.echo(f"Error: {message}", err=True)
+    return 1
+
+
+def warn(message: str) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
+def format_option(choices: tuple[OutputFormat, ...], default: OutputFormat | None) -> Callable[[F], F]:
+    """``--format``; a None default means auto (TOON for agents, text for people)."""
+    help_text = (
+        "Output format (default: toon under an agent, text otherwise)."
+        if default is None
+        else f"Output format (default: {default})."
+    )
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(choices),
+        default=default,
+        help=help_text,
+    )
+
+
+def display_path(path: str, base: str | None = None) -> str:
+    """``path`` relative to ``base`` (default: the current directory) when inside it."""
+    start = base if base is not None else os.getcwd()
+    try:
+        relative = os.path.relpath(path, start)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative

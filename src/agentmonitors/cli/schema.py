@@ -1,0 +1,34 @@
+"""``agentmonitors schema generate [-o FILE]``"""
+
+from __future__ import annotations
+
+import click
+
+from agentmonitors.cli.output import dump_json, report_error
+from agentmonitors.monitor.schema import generate_monitor_schema
+from agentmonitors.sources.registry import bundled_registry
+
+
+@click.group("schema", help="JSON Schema for MONITOR.md frontmatter.")
+def command() -> None:
+    pass
+
+
+@command.command(
+    "generate",
+    help="Print the JSON Schema (draft-07) of MONITOR.md frontmatter, covering every "
+    "installed source; point your editor's YAML support at it.",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead.")
+def generate(output: str | None) -> int:
+    text = dump_json(generate_monitor_schema(bundled_registry()))
+    if output is None:
+        click.echo(text)
+        return 0
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    except OSError as error:
+        return report_error(f"cannot write {output}: {error.strerror or error}", False)
+    click.echo(f"Schema written to {output}")
+    return 0

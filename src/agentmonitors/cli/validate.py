@@ -1,0 +1,88 @@
+"""``agentmonitors validate [PATH]...``"""
+
+from __future__ import annotations
+
+import click
+
+from agentmonitors.cli.output import display_path, dump_json, format_option, report_error
+from agentmonitors.monitor.discovery import scan_targets
+from agentmonitors.monitor.validation import ValidationReport, validate_scan
+from agentmonitors.sources.registry import bundled_registry
+from agentmonitors.workspace import resolve_workspace
+
+
+def report_as_json(report: ValidationReport) -> dict[str, object]:
+    return {
+        "valid": len(report.valid),
+        "invalid": len(report.errors),
+        "monitors": [
+            {
+                "id": monitor.id,
+                "name": monitor.display_name,
+                "source": monitor.source_name,
+                "filePath": monitor.file_path,
+            }
+            for monitor in report.valid
+        ],
+        "duplicateIds": [
+            {"id": dup.id, "filePaths": list(dup.file_paths)} for dup in report.scan.duplicate_ids
+        ],
+        "errors": [
+            {"filePath": error.key, "error": error.error, "paths": list(error.paths)}
+            for error in report.errors
+        ],
+        "warnings": [
+            {"id": warning.id, "warning": warning.warning, "filePath": warning.path}
+            for warning in report.warnings
+        ],
+    }
+
+
+def report_as_text(report: ValidationReport) -> str:
+    lines: list[str] = []
+    if report.valid:
+        lines.append(f"Valid monitors: {len(report.valid)}")
+        lines += [f"  {monitor.id}: {monitor.display_name}" for monitor in report.valid]
+    if report.errors:
+        if lines:
+            lines.append("")
+        lines.append(f"Invalid monitors: {len(report.errors)}")
+        for error in report.errors:
+            lines.append(f"  {error.key}: {error.error}")
+            lines.append(f"    in {', '.join(display_path(path) for path in error.paths)}")
+    if report.warnings:
+        if lines:
+            lines.append("")
+        lines.append(f"Warnings: {len(report.warnings)}")
+        for warning in report.warnings:
+            lines.append(f"  {warning.id}: {warning.warning}")
+    if not lines:
+        lines.append("No monitors found.")
+    return "\n".join(lines)
+
+
+@click.command(
+    "validate",
+    help="Validate monitors: each PATH is a monitors folder or a monitor file. With no "
+    "PATH, the project's .claude/monitors and the user's ~/.claude/monitors.",
+)
+@click.argument("paths", nargs=-1, type=click.Path())
+@format_option(("text", "json"), "text")
+def command(paths: tuple[str, ...], output_format: str) -> int:
+    as_json = output_format == "json"
+    targets = scan_targets(paths, resolve_workspace())
+    report = validate_scan(targets.scan, bundled_registry())
+    path_errors = [f'path "{path}" does not exist' for path in targets.missing]
+    if path_errors and not targets.scan.roots:
+        hint = "" if paths else " — create a monitor with `agentmonitors init <name>`"
+        return report_error("; ".join(path_errors) + ("" if as_json else hint), as_json)
+    if as_json:
+        payload = report_as_json(report)
+        if path_errors:
+            payload["error"] = "; ".join(path_errors)
+        click.echo(dump_json(payload))
+    else:
+        for message in path_errors:
+            click.echo(f"Error: {message}", err=True)
+        click.echo(report_as_text(report))
+    return 1 if path_errors or not report.ok else 0

@@ -1,0 +1,1 @@
+"""MONITOR.md: the model, the parser, discovery and validation."""

@@ -1,0 +1,42 @@
+"""Duration strings (``30s``, ``5m``, ``1h``, ``2d``), standard library only."""
+
+from __future__ import annotations
+
+import re
+
+DURATION_PATTERN = r"^\d+[smhd]$"
+# Operation timeouts must be at least one unit and carry no leading zero.
+TIMEOUT_PATTERN = r"^[1-9]\d*[smhd]$"
+MAX_TIMEOUT_MS = 2_147_483_647
+
+DURATION_MESSAGE = 'Must be a duration string (e.g., "5m", "30s", "1h")'
+
+_UNIT_MS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+_DURATION_RE = re.compile(DURATION_PATTERN)
+_TIMEOUT_RE = re.compile(TIMEOUT_PATTERN)
+
+
+def is_duration(value: object) -> bool:
+    return isinstance(value, str) and _DURATION_RE.match(value) is not None
+
+
+def duration_ms(value: str) -> int:
+    """Milliseconds in ``value``; ``ValueError`` in the runtime's wording otherwise."""
+    if not is_duration(value):
+        raise ValueError(f'Invalid duration: "{value}". Expected format: <number><s|m|h|d>')
+    return int(value[:-1]) * _UNIT_MS[value[-1]]
+
+
+def timeout_problem(value: object) -> str | None:
+    """Why ``value`` is not a usable operation timeout, or None when it is."""
+    if not isinstance(value, str):
+        return f"Invalid timeout: expected a duration string such as \"30s\", found {value!r}"
+    if not _TIMEOUT_RE.match(value):
+        return (
+            f'Invalid timeout: "{value}" — expected <number><s|m|h|d> with no leading zero '
+            'and at least 1 unit (e.g. "30s", "2m")'
+        )
+    ms = int(value[:-1]) * _UNIT_MS[value[-1]]
+    if ms > MAX_TIMEOUT_MS:
+        return f'Invalid timeout: "{value}" exceeds the maximum of {MAX_TIMEOUT_MS} ms (about 24.8 days)'
+    return None

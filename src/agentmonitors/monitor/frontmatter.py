@@ -1,0 +1,124 @@
+"""Splitting a MONITOR.md into frontmatter and body, and loading the YAML.
+
+The split is done by hand (a ``---`` line, the YAML, a closing ``---`` line) so the
+body stays byte-for-byte what the author wrote. The YAML is read with ruamel.yaml in
+safe mode under YAML 1.2 rules: ``yes``/``no``/``on``/``off`` stay strings, there are
+no sexagesimal numbers, and duplicate keys are an error rather than a silent override.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agentmonitors.monitor.issues import Path
+
+
+class FrontmatterError(ValueError):
+    """The frontmatter could not be split or parsed; the message is author-facing."""
+
+
+@dataclass(frozen=True)
+class SplitDocument:
+    yaml_text: str | None
+    body: str
+    # 1-based file line of the first YAML line (the line after the opening ``---``).
+    yaml_first_line: int
+
+
+def split_document(text: str) -> SplitDocument:
+    """Separate the leading ``---`` frontmatter block from the Markdown body."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip() != "---":
+        return SplitDocument(yaml_text=None, body=text, yaml_first_line=1)
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() == "---":
+            return SplitDocument(
+                yaml_text="".join(lines[1:index]),
+                body="".join(lines[index + 1 :]),
+                yaml_first_line=2,
+            )
+    raise FrontmatterError(
+        "Failed to parse YAML frontmatter: the opening '---' on line 1 has no closing '---' line"
+    )
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    loader = YAML(typ="safe")
+    loader.version = (1, 2)
+    return loader
+
+
+@dataclass(frozen=True)
+class LoadedFrontmatter:
+    data: Any
+    lines: YamlLines
+
+
+def load_frontmatter(split: SplitDocument) -> LoadedFrontmatter:
+    """Parse the frontmatter YAML; an empty or absent block is an empty mapping."""
+    if split.yaml_text is None or not split.yaml_text.strip():
+        return LoadedFrontmatter({}, YamlLines(None, split.yaml_first_line))
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    loader = _yaml()
+    try:
+        data = loader.load(split.yaml_text)
+        node = loader.compose(split.yaml_text)
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f" (line {mark.line + split.yaml_first_line})" if mark is not None else ""
+        problem = error.problem or error.context or "invalid YAML"
+        duplicate = re.match(r'found duplicate key "([^"]*)"', error.problem or "")
+        if duplicate:
+            problem = f'duplicate key "{duplicate.group(1)}" (each key may appear once)'
+
+        raise FrontmatterError(f"Failed to parse YAML frontmatter: {problem}{where}") from error
+    except YAMLError as error:
+        raise FrontmatterError(f"Failed to parse YAML frontmatter: {error}") from error
+    if data is None:
+        data = {}
+    return LoadedFrontmatter(data, YamlLines(node, split.yaml_first_line))
+
+
+class YamlLines:
+    """Finds the file line on which an authored key (or list item) was written."""
+
+    def __init__(self, root: Any, first_line: int, prefix: Path = ()) -> None:
+        self._root = root
+        self._first_line = first_line
+        self._prefix = prefix
+
+    def __call__(self, path: Path) -> int | None:
+        """The line of the deepest part of ``path`` that exists (a missing key falls
+        back to its parent's line)."""
+        from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+        node = self._root
+        line: int | None = None
+        for step in (*self._prefix, *path):
+            if isinstance(node, MappingNode):
+                for key_node, value_node in node.value:
+                    if key_node.value == step:
+                        line = key_node.start_mark.line
+                        node = value_node
+                        break
+                else:
+                    break
+            elif isinstance(node, SequenceNode) and isinstance(step, int):
+                if not 0 <= step < len(node.value):
+                    break
+                node = node.value[step]
+                line = node.start_mark.line
+            else:
+                break
+        return None if line is None else line + self._first_line
+
+    def under(self, prefix: Path) -> YamlLines:
+        """A lookup whose paths are relative to ``prefix`` (for a nested block)."""
+        return YamlLines(self._root, self._first_line, (*self._prefix, *prefix))

@@ -1,0 +1,1 @@
+"""Observation sources: one module per bundled source, plus the registry."""

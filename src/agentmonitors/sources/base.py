@@ -1,0 +1,223 @@
+"""What every observation source provides, and how a source's config is validated.
+
+A source is named by ``watch.type``. It publishes a draft-07 JSON Schema for its
+config (the ``watch`` block minus ``type``), which drives ``validate``, ``schema
+generate`` and ``source list``. The bundled sources describe their config as pydantic
+models and derive that schema from them, so what ``validate`` accepts and what the
+source later parses are the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agentmonitors.monitor.cron import timezone_is_valid
+from agentmonitors.monitor.issues import Issue, issues_from_jsonschema, issues_from_pydantic
+
+
+@runtime_checkable
+class Source(Protocol):
+    """The authoring-time face of an observation source."""
+
+    name: str
+    description: str
+    stateful: bool
+
+    @property
+    def scope_schema(self) -> Mapping[str, Any]:
+        """Draft-07 JSON Schema for the watch block minus ``type``."""
+        ...
+
+
+class SourceConfig(BaseModel):
+    """Base for a bundled source's config: authored kebab-case keys, strict types.
+
+    Unknown keys are kept (the reference accepts them) and reported as warnings.
+    """
+
+    model_config = ConfigDict(
+        strict=True, extra="allow", frozen=True, populate_by_name=True
+    )
+
+
+class ClosedBlock(BaseModel):
+    """A nested config block whose keys are all known: an unknown key is an error."""
+
+    model_config = ConfigDict(
+        strict=True, extra="forbid", frozen=True, populate_by_name=True
+    )
+
+
+class OpenBlock(BaseModel):
+    model_config = ConfigDict(
+        strict=True, extra="allow", frozen=True, populate_by_name=True
+    )
+
+
+def draft07_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A pydantic model's JSON Schema reshaped for draft-07 editors and validators.
+
+    Nested models are inlined (so the schema can be embedded in a larger one), and
+    titles and ``null`` alternatives (an omitted key means the same thing and is what
+    authors write) are dropped.
+    """
+    schema = model.model_json_schema(by_alias=True)
+    definitions = schema.pop("$defs", {})
+    return _tidy(_inline(schema, definitions))
+
+
+def _inline(node: Any, definitions: Mapping[str, Any]) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = _inline(definitions[ref.removeprefix("#/$defs/")], definitions)
+        siblings = {key: value for key, value in node.items() if key != "$ref"}
+        return {**target, **_inline(siblings, definitions)}
+    return {key: _inline(value, definitions) for key, value in node.items()}
+
+
+def _tidy(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_tidy(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    tidy: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "default" and value is None:
+            continue
+        if key == "discriminator":
+            continue  # an OpenAPI keyword; draft-07 tools ignore or reject it
+        if key == "description" and isinstance(value, str):
+            value = value.replace("``", "`")
+        tidy[key] = _tidy(value) if key != "properties" else {
+            name: _tidy(prop) for name, prop in value.items()
+        }
+    alternatives = tidy.get("anyOf")
+    if isinstance(alternatives, list):
+        kept = [alt for alt in alternatives if alt != {"type": "null"}]
+        if len(kept) == 1 and len(kept) != len(alternatives):
+            del tidy["anyOf"]
+            tidy = {**kept[0], **tidy}
+    return tidy
+
+
+class ModelSource:
+    """A source whose config is a pydantic model (every bundled source is one)."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    stateful: ClassVar[bool] = False
+    config_model: ClassVar[type[SourceConfig]]
+
+    @cached_property
+    def scope_schema(self) -> Mapping[str, Any]:
+        schema = draft07_schema(self.config_model)
+        schema.setdefault("description", self.description)
+        return schema
+
+    def known_keys(self) -> tuple[str, ...]:
+        return tuple(
+            info.alias or name for name, info in self.config_model.model_fields.items()
+        )
+
+    def parse_config(self, config: Mapping[str, Any]) -> SourceConfig:
+        """The typed config; raises pydantic's ``ValidationError`` when it is invalid."""
+        return self.config_model.model_validate(dict(config))
+
+    def config_warnings(self, config: Mapping[str, Any]) -> list[str]:
+        """Advice about a valid config (never affects validity). None by default."""
+        del config
+        return []
+
+
+def validate_scope(source: Source, config: Mapping[str, Any]) -> list[Issue]:
+    """Every problem with ``config`` for ``source``; empty when it is valid.
+
+    Paths in the returned issues are relative to the watch block.
+    """
+    if isinstance(source, ModelSource):
+        try:
+            source.parse_config(config)
+        except ValidationError as error:
+            return issues_from_pydantic(error, dict(config))
+        return []
+    return _validate_with_json_schema(source.scope_schema, config)
+
+
+def _validate_with_json_schema(schema: Mapping[str, Any], config: Mapping[str, Any]) -> list[Issue]:
+    from jsonschema import Draft7Validator
+
+    validator = Draft7Validator(schema)
+    issues = issues_from_jsonschema(
+        sorted(validator.iter_errors(dict(config)), key=lambda error: list(error.absolute_path))
+    )
+    supplemental: list[Issue] = []
+    detection = config.get("change-detection")
+    if (
+        isinstance(detection, Mapping)
+        and "collection" in detection
+        and detection.get("strategy") != "json-diff"
+    ):
+        supplemental.append(
+            Issue(
+                ("change-detection", "collection"),
+                "change-detection.collection requires strategy: json-diff",
+            )
+        )
+    properties = schema.get("properties")
+    timezone = config.get("timezone")
+    if (
+        isinstance(properties, Mapping)
+        and "timezone" in properties
+        and isinstance(timezone, str)
+        and not timezone_is_valid(timezone)
+    ):
+        supplemental.append(
+            Issue(
+                ("timezone",),
+                f'"{timezone}" is not a valid IANA time zone name '
+                '(e.g. "America/New_York", "UTC").',
+            )
+        )
+    return supplemental + issues
+
+
+def known_keys_for(source: Source) -> tuple[str, ...] | None:
+    """The config keys a source documents, or None when its schema lists none."""
+    if isinstance(source, ModelSource):
+        return source.known_keys()
+    properties = source.scope_schema.get("properties")
+    return tuple(properties) if isinstance(properties, Mapping) and properties else None
+
+
+class SourceRegistry:
+    """Sources by name, in registration order."""
+
+    def __init__(self) -> None:
+        self._sources: dict[str, Source] = {}
+
+    def register(self, source: Source) -> None:
+        if source.name in self._sources:
+            raise ValueError(f'Observation source "{source.name}" is already registered')
+        self._sources[source.name] = source
+
+    def get(self, name: str) -> Source | None:
+        return self._sources.get(name)
+
+    def has(self, name: str) -> bool:
+        return name in self._sources
+
+    def list(self) -> list[Source]:
+        return list(self._sources.values())
+
+    def names(self) -> list[str]:
+        return list(self._sources)

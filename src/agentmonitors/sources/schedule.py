@@ -1,0 +1,53 @@
+"""schedule: fires whenever a cron expression matches, in a time zone."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import Field, PlainValidator, WithJsonSchema
+
+from agentmonitors.monitor.cron import timezone_is_valid
+from agentmonitors.monitor.fields import CronExpression, fail, require_str
+from agentmonitors.sources.base import ModelSource, SourceConfig
+
+
+def _scope_timezone(value: Any) -> str:
+    text = require_str(value, 'an IANA time zone name such as "UTC"')
+    if not timezone_is_valid(text):
+        raise fail(
+            f'"{text}" is not a valid IANA time zone name (e.g. "America/New_York", "UTC").',
+            "scope_timezone",
+        )
+    return text
+
+
+ScopeTimeZone = Annotated[
+    str,
+    PlainValidator(_scope_timezone),
+    WithJsonSchema({"type": "string", "description": 'IANA time zone, e.g. "Europe/Paris".'}),
+]
+
+
+class ScheduleConfig(SourceConfig):
+    cron: CronExpression = Field(
+        description='Five-field cron (minute hour day-of-month month day-of-week), '
+        'e.g. "0 9 * * 1-5" for weekdays at 09:00.'
+    )
+    timezone: ScopeTimeZone = Field(default="UTC", description="Zone the cron is read in.")
+    label: str | None = Field(default=None, description="Event title instead of the cron text.")
+
+
+class ScheduleSource(ModelSource):
+    name = "schedule"
+    description = "Emits one event each time its cron expression matches."
+    stateful = False
+    config_model = ScheduleConfig
+
+    def config_warnings(self, config: Mapping[str, Any]) -> list[str]:
+        if "interval" in config:
+            return [
+                "watch.interval is ignored by the schedule source: watch.cron decides when "
+                "it fires (the cron is checked every minute)"
+            ]
+        return []

@@ -1,0 +1,302 @@
+"""Workspace root discovery and the per-project enable file.
+
+Every hook call starts here, so this module imports only the standard library and
+does as little filesystem work as it can: a handful of ``stat`` calls to find the
+root, one small read for the enable file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+ENABLE_FILE_RELPATH = os.path.join(".claude", "agentmonitors.local.md")
+PROJECT_MONITORS_RELPATH = os.path.join(".claude", "monitors")
+DEFAULT_REAP_AFTER_MS = 300_000
+PRIVATE_FILE_MODE = 0o600
+
+ENABLE_FILE_NOTE = (
+    "> Local AgentMon coordination state. Gitignored; safe to delete (it is regenerated)."
+)
+
+
+def logical_cwd(env: Mapping[str, str] | None = None) -> str:
+    """The current directory as the user's shell names it.
+
+    ``os.getcwd()`` resolves symlinks; the shell's ``PWD`` keeps the path the user
+    typed. Workspaces are matched lexically, so the logical name is the one to use,
+    but only while ``PWD`` still points at the same directory.
+    """
+    environ = os.environ if env is None else env
+    physical = os.getcwd()
+    pwd = environ.get("PWD")
+    if pwd and os.path.isabs(pwd):
+        try:
+            if os.path.samefile(pwd, physical):
+                return os.path.normpath(pwd)
+        except OSError:
+            pass
+    return physical
+
+
+def _is_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _home() -> str | None:
+    try:
+        return os.path.normpath(os.path.expanduser("~"))
+    except (KeyError, RuntimeError):
+        return None
+
+
+def find_workspace_root(start: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """Walk up from ``start`` (default: the current directory) to the project root.
+
+    The nearest ancestor holding the enable file or a ``.claude/monitors`` folder wins;
+    failing that, the nearest holding ``.git``; failing that, ``start`` itself. The home
+    directory never counts as a project through ``.claude/monitors``, because there that
+    folder is the user scope, not a project.
+    """
+    origin = os.path.abspath(start) if start is not None else logical_cwd(env)
+    home = _home()
+    git_root: str | None = None
+    current = origin
+    while True:
+        if _is_file(os.path.join(current, ENABLE_FILE_RELPATH)):
+            return current
+        if current != home and _is_dir(os.path.join(current, PROJECT_MONITORS_RELPATH)):
+            return current
+        if git_root is None and os.path.exists(os.path.join(current, ".git")):
+            git_root = current
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return git_root if git_root is not None else origin
+
+
+def resolve_workspace(
+    explicit: str | None = None, env: Mapping[str, str] | None = None
+) -> str:
+    """The workspace a command acts on: ``--workspace``, ``CLAUDE_PROJECT_DIR``, or the
+    root found by walking up from the current directory. Absolute, never symlink-resolved.
+    """
+    environ = os.environ if env is None else env
+    if explicit:
+        return os.path.abspath(explicit)
+    project_dir = environ.get("CLAUDE_PROJECT_DIR")
+    if project_dir:
+        return os.path.abspath(project_dir)
+    return find_workspace_root(env=environ)
+
+
+def user_monitors_dir() -> str | None:
+    """``~/.claude/monitors``, the user scope, or None when there is no home."""
+    home = _home()
+    return None if home is None else os.path.join(home, PROJECT_MONITORS_RELPATH)
+
+
+# --------------------------------------------------------------------------- enable file
+
+
+@dataclass(frozen=True)
+class LocalState:
+    """The per-project coordination file's keys."""
+
+    enabled: bool = False
+    socket: str | None = None
+    db: str | None = None
+    reap_after_ms: int = DEFAULT_REAP_AFTER_MS
+    last_boot_failure_at: str | None = None
+
+
+def enable_file_path(workspace: str) -> str:
+    return os.path.join(workspace, ENABLE_FILE_RELPATH)
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def _parse_scalar(raw: str) -> str | bool | int | float:
+    if raw == "true":
+        return True
+    if raw == "false":
+        return False
+    try:
+        return int(raw)
+    except ValueError:
+        pass
+    try:
+        number = float(raw)
+    except ValueError:
+        return raw
+    return number if number == number else raw  # "nan" stays text
+
+
+def parse_enable_frontmatter(text: str) -> dict[str, str | bool | int | float] | None:
+    """Scalar ``key: value`` lines between the leading ``---`` pair, or None.
+
+    Deliberately not YAML: the file only ever holds scalars we wrote, and a hook must
+    not pay for a YAML parser. Tolerates a BOM, CRLF, trailing whitespace, quoted
+    values and ``#`` comments after a value.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.splitlines()
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    data: dict[str, str | bool | int | float] = {}
+    for line in lines[1:]:
+        if line.rstrip() == "---":
+            return data
+        key, sep, rest = line.partition(":")
+        if not sep:
+            continue
+        value = rest.strip()
+        if value and value[0] not in "\"'" and " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        quoted = _unquote(value)
+        data[key.strip()] = quoted if quoted != value else _parse_scalar(value)
+    return None
+
+
+def read_local_state(workspace: str) -> LocalState:
+    """Read the enable file. Missing, unreadable or malformed means not enabled.
+
+    Only ``true`` (bare or quoted) enables; ``yes``, ``on`` and ``1`` do not.
+    """
+    try:
+        with open(enable_file_path(workspace), encoding="utf-8", errors="replace") as handle:
+            text = handle.read(65536)
+    except OSError:
+        return LocalState()
+    data = parse_enable_frontmatter(text)
+    if data is None:
+        return LocalState()
+    enabled = data.get("enabled")
+    reap = data.get("reap-after-ms")
+    socket = data.get("socket")
+    db = data.get("db")
+    failure = data.get("last-boot-failure-at")
+    return LocalState(
+        enabled=enabled is True or enabled == "true",
+        socket=socket if isinstance(socket, str) and socket else None,
+        db=db if isinstance(db, str) and db else None,
+        reap_after_ms=reap if isinstance(reap, int) and reap >= 0 else DEFAULT_REAP_AFTER_MS,
+        last_boot_failure_at=failure if isinstance(failure, str) and failure else None,
+    )
+
+
+def render_local_state(state: LocalState) -> str:
+    lines = ["---", f"enabled: {'true' if state.enabled else 'false'}"]
+    if state.socket:
+        lines.append(f"socket: {state.socket}")
+    if state.db:
+        lines.append(f"db: {state.db}")
+    lines.append(f"reap-after-ms: {state.reap_after_ms}")
+    if state.last_boot_failure_at:
+        lines.append(f"last-boot-failure-at: {state.last_boot_failure_at}")
+    lines += ["---", "", ENABLE_FILE_NOTE, ""]
+    return "\n".join(lines)
+
+
+def write_private_file(path: str, content: str) -> None:
+    """Write ``content`` to ``path`` owner-only, atomically.
+
+    A temp file in the same directory is renamed over the target, so a crash leaves
+    either the old file or the new one, never a truncated one.
+    """
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, temp_path = tempfile.mkstemp(
+        dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp_path, PRIVATE_FILE_MODE)
+        os.replace(temp_path, path)
+    except BaseException:
+        try:
+            os.unlink(temp_path)
+        except OSError:
+            pass
+        raise
+
+
+def write_local_state(workspace: str, state: LocalState) -> None:
+    write_private_file(enable_file_path(workspace), render_local_state(state))
+
+
+def minimal_enable_file() -> str:
+    """What ``init`` writes into a project that has no enable file yet."""
+    return "\n".join(["---", "enabled: true", "---", "", ENABLE_FILE_NOTE, ""])
+
+
+def enable_workspace(workspace: str) -> str:
+    """Turn monitoring on for ``workspace``.
+
+    Returns ``"already-enabled"`` (file untouched), ``"created"`` or ``"updated"`` (an
+    existing disabled file rewritten with its other keys kept).
+    """
+    path = enable_file_path(workspace)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            raw: str | None = handle.read()
+    except FileNotFoundError:
+        raw = None
+    current = read_local_state(workspace)
+    if current.enabled:
+        return "already-enabled"
+    if raw is None:
+        write_private_file(path, minimal_enable_file())
+        return "created"
+    kept = LocalState(
+        enabled=True,
+        socket=current.socket,
+        db=current.db,
+        reap_after_ms=current.reap_after_ms,
+    )
+    write_private_file(path, render_local_state(kept))
+    return "updated"
+
+
+# --------------------------------------------------------------------------- data paths
+
+
+def data_root(env: Mapping[str, str] | None = None) -> str:
+    """``$XDG_DATA_HOME`` or ``~/.local/share``."""
+    environ = os.environ if env is None else env
+    xdg = environ.get("XDG_DATA_HOME")
+    if xdg:
+        return xdg
+    return os.path.join(os.path.expanduser("~"), ".local", "share")
+
+
+def workspace_hash(workspace: str) -> str:
+    return hashlib.sha256(os.path.abspath(workspace).encode("utf-8")).hexdigest()[:16]
+
+
+def workspace_data_dir(workspace: str, env: Mapping[str, str] | None = None) -> str:
+    """``<data>/agentmonitors/workspaces/<sha256(workspace)[:16]>``."""
+    return os.path.join(data_root(env), "agentmonitors", "workspaces", workspace_hash(workspace))
