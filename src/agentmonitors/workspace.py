@@ -7,12 +7,12 @@ root, one small read for the enable file.
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
+import math
 import os
 import stat
-import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ENABLE_FILE_RELPATH = os.path.join(".claude", "agentmonitors.local.md")
 PROJECT_MONITORS_RELPATH = os.path.join(".claude", "monitors")
@@ -90,9 +90,7 @@ def find_workspace_root(start: str | None = None, env: Mapping[str, str] | None 
     return git_root if git_root is not None else origin
 
 
-def resolve_workspace(
-    explicit: str | None = None, env: Mapping[str, str] | None = None
-) -> str:
+def resolve_workspace(explicit: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """The workspace a command acts on: ``--workspace``, ``CLAUDE_PROJECT_DIR``, or the
     root found by walking up from the current directory. Absolute, never symlink-resolved.
     """
@@ -114,8 +112,7 @@ def user_monitors_dir() -> str | None:
 # --------------------------------------------------------------------------- enable file
 
 
-@dataclass(frozen=True)
-class LocalState:
+class LocalState(NamedTuple):
     """The per-project coordination file's keys."""
 
     enabled: bool = False
@@ -148,7 +145,7 @@ def _parse_scalar(raw: str) -> str | bool | int | float:
         number = float(raw)
     except ValueError:
         return raw
-    return number if number == number else raw  # "nan" stays text
+    return number if math.isfinite(number) else raw  # "nan" and "inf" stay text
 
 
 def parse_enable_frontmatter(text: str) -> dict[str, str | bool | int | float] | None:
@@ -224,6 +221,8 @@ def write_private_file(path: str, content: str) -> None:
     A temp file in the same directory is renamed over the target, so a crash leaves
     either the old file or the new one, never a truncated one.
     """
+    import tempfile  # writes are off the hook's read path; keep its import cost there
+
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
     fd, temp_path = tempfile.mkstemp(
@@ -237,10 +236,8 @@ def write_private_file(path: str, content: str) -> None:
         os.chmod(temp_path, PRIVATE_FILE_MODE)
         os.replace(temp_path, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temp_path)
-        except OSError:
-            pass
         raise
 
 
@@ -294,6 +291,8 @@ def data_root(env: Mapping[str, str] | None = None) -> str:
 
 
 def workspace_hash(workspace: str) -> str:
+    import hashlib
+
     return hashlib.sha256(os.path.abspath(workspace).encode("utf-8")).hexdigest()[:16]
 
 

@@ -116,24 +116,30 @@ def _bootstrap(
         click.echo("\nAdd a monitor with:  agentmonitors init <name> --type <type>")
         return 0
     click.echo(f"AgentMon project setup in {workspace}")
-    click.echo(
-        f"  {'Enabled monitoring' if enable_status != 'already-enabled' else 'Monitoring already enabled':<27} {ENABLE_FILE_RELPATH}"
+    enabled_label = (
+        "Monitoring already enabled" if enable_status == "already-enabled" else "Enabled monitoring"
     )
-    click.echo(
-        f"  {'.gitignore already ignores' if gitignore_status == 'present' else 'Updated .gitignore':<27} {ignored}"
+    ignore_label = (
+        ".gitignore already ignores" if gitignore_status == "present" else "Updated .gitignore"
     )
+    click.echo(f"  {enabled_label:<27} {ENABLE_FILE_RELPATH}")
+    click.echo(f"  {ignore_label:<27} {ignored}")
     if created is not None:
         click.echo(f"  {'Scaffolded monitor':<27} {display_path(created.file_path)}")
         click.echo(f"\nValidating {display_path(created.file_path)}:")
         if not _validate_new(created):
             return 1
     elif existing is not None:
-        click.echo(f"  {'Monitor already exists':<27} {display_path(existing.file_path)} (left unchanged)")
+        click.echo(
+            f"  {'Monitor already exists':<27} {display_path(existing.file_path)} (left unchanged)"
+        )
     shown_dir = display_path(monitors_dir)
     click.echo("\nWhat happens next")
     click.echo(f"  • Check your monitors any time:  agentmonitors validate {shown_dir}")
     if created is None:
-        click.echo(f"  • Add a monitor:  agentmonitors init <name> --type <{'|'.join(SOURCE_TYPES)}>")
+        click.echo(
+            f"  • Add a monitor:  agentmonitors init <name> --type <{'|'.join(SOURCE_TYPES)}>"
+        )
         if skipped_noninteractive:
             click.echo("    (or re-run `agentmonitors init --yes` to scaffold a starter monitor)")
     return 0
@@ -145,7 +151,9 @@ def _bootstrap(
     "monitoring, update .gitignore and (with --yes or at a prompt) add a starter monitor.",
 )
 @click.argument("name", required=False)
-@click.option("--dir", "monitors_dir", help="Monitors folder (default: <project>/.claude/monitors).")
+@click.option(
+    "--dir", "monitors_dir", help="Monitors folder (default: <project>/.claude/monitors)."
+)
 @click.option(
     "--type",
     "source_type",
@@ -157,7 +165,9 @@ def _bootstrap(
 @click.option("--enable-only", is_flag=True, help="Only enable the project and update .gitignore.")
 @click.option("--yes", "assume_yes", is_flag=True, help="No prompts: scaffold a starter monitor.")
 @click.option("--glob", "globs", multiple=True, help="Seed watch.globs / watch.paths (repeatable).")
-@click.option("--command", "commands", multiple=True, help="Seed watch.command, one argv token per flag.")
+@click.option(
+    "--command", "commands", multiple=True, help="Seed watch.command, one argv token per flag."
+)
 @click.option("--name", "display_name", help="Seed the frontmatter name:.")
 @click.option("--urgency", type=click.Choice(("low", "normal", "high")), help="Seed urgency:.")
 def command(
@@ -175,7 +185,9 @@ def command(
     target_dir = monitors_dir or os.path.join(workspace, PROJECT_MONITORS_RELPATH)
     if name is not None:
         if enable_only or assume_yes:
-            click.echo("error: --enable-only and --yes apply only to `init` without a name", err=True)
+            click.echo(
+                "error: --enable-only and --yes apply only to `init` without a name", err=True
+            )
             return 1
         return _scaffold(target_dir, name, source_type, display_name, urgency, globs, commands)
     return _bootstrap(workspace, target_dir, source_type, enable_only, assume_yes)

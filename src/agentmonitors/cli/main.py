@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("agentmonitors.cli.demo", "Run the authoring loop on an example workspace."),
     "init": ("agentmonitors.cli.init", "Bootstrap a project (no name) or scaffold a monitor."),
     "validate": ("agentmonitors.cli.validate", "Validate monitor files and folders."),
     "scan": ("agentmonitors.cli.scan", "Find and summarise the monitors in a folder."),

@@ -95,7 +95,9 @@ def warn(message: str) -> None:
     click.echo(f"Warning: {message}", err=True)
 
 
-def format_option(choices: tuple[OutputFormat, ...], default: OutputFormat | None) -> Callable[[F], F]:
+def format_option(
+    choices: tuple[OutputFormat, ...], default: OutputFormat | None
+) -> Callable[[F], F]:
     """``--format``; a None default means auto (TOON for agents, text for people)."""
     help_text = (
         "Output format (default: toon under an agent, text otherwise)."

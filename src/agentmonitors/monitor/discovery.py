@@ -111,7 +111,9 @@ def find_duplicates(monitors: list[MonitorDefinition]) -> tuple[DuplicateId, ...
     for monitor in monitors:
         by_id.setdefault(monitor.id, []).append(monitor.file_path)
     return tuple(
-        DuplicateId(monitor_id, tuple(paths)) for monitor_id, paths in by_id.items() if len(paths) > 1
+        DuplicateId(monitor_id, tuple(paths))
+        for monitor_id, paths in by_id.items()
+        if len(paths) > 1
     )
 
 
@@ -182,7 +184,10 @@ def scan_targets(paths: tuple[str, ...], workspace: str) -> Targets:
         project_dir = project_monitors_dir(workspace)
         user_dir = user_monitors_dir()
         if not os.path.isdir(project_dir) and not (user_dir and os.path.isdir(user_dir)):
-            return Targets(ScanResult(), (os.path.relpath(project_dir) if _inside_cwd(project_dir) else project_dir,))
+            return Targets(
+                ScanResult(),
+                (os.path.relpath(project_dir) if _inside_cwd(project_dir) else project_dir,),
+            )
         return Targets(discover(workspace))
     scans: list[ScanResult] = []
     missing: list[str] = []

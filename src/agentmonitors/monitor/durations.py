@@ -30,7 +30,7 @@ def duration_ms(value: str) -> int:
 def timeout_problem(value: object) -> str | None:
     """Why ``value`` is not a usable operation timeout, or None when it is."""
     if not isinstance(value, str):
-        return f"Invalid timeout: expected a duration string such as \"30s\", found {value!r}"
+        return f'Invalid timeout: expected a duration string such as "30s", found {value!r}'
     if not _TIMEOUT_RE.match(value):
         return (
             f'Invalid timeout: "{value}" — expected <number><s|m|h|d> with no leading zero '
@@ -38,5 +38,8 @@ def timeout_problem(value: object) -> str | None:
         )
     ms = int(value[:-1]) * _UNIT_MS[value[-1]]
     if ms > MAX_TIMEOUT_MS:
-        return f'Invalid timeout: "{value}" exceeds the maximum of {MAX_TIMEOUT_MS} ms (about 24.8 days)'
+        return (
+            f'Invalid timeout: "{value}" exceeds the maximum of {MAX_TIMEOUT_MS} ms '
+            "(about 24.8 days)"
+        )
     return None

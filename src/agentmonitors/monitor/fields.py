@@ -119,7 +119,7 @@ Timeout = Annotated[
             "type": "string",
             "pattern": TIMEOUT_PATTERN,
             "description": "Operation deadline: at least 1 unit, no leading zero, "
-            "at most 2147483647 ms (e.g. \"30s\").",
+            'at most 2147483647 ms (e.g. "30s").',
         }
     ),
 ]

@@ -70,8 +70,10 @@ def describe_value(value: Any) -> str:
     if isinstance(value, Mapping):
         return "a mapping" if value else "an empty mapping"
     if isinstance(value, list | tuple):
-        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}" if value else (
-            "an empty list"
+        return (
+            f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+            if value
+            else ("an empty list")
         )
     return type(value).__name__
 
@@ -104,7 +106,7 @@ def _resolve_path(loc: Sequence[str | int], raw: Any) -> tuple[Path, Any]:
             current = current[step]
             path.append(step)
         elif isinstance(current, list) and isinstance(step, int) and 0 <= step < len(current):
-            current = current[step]
+            current = current[int(step)]
             path.append(step)
         elif index == len(loc) - 1:
             # A key the author did not write: the path still names it.
@@ -186,8 +188,8 @@ def _expected_types(schema: Mapping[str, Any]) -> str:
 
 def _schema_message(error: SchemaError) -> str:
     validator = error.validator
-    schema = error.schema if isinstance(error.schema, Mapping) else {}
-    value = error.validator_value
+    schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
+    value: Any = error.validator_value
     if validator == "type":
         return f"expected {_expected_types(schema)}"
     if validator == "enum":
@@ -222,7 +224,9 @@ def issues_from_jsonschema(errors: Iterable[SchemaError]) -> list[Issue]:
     for error in errors:
         path: Path = tuple(error.absolute_path)
         if error.validator == "required":
-            missing = [name for name in error.validator_value if name not in (error.instance or {})]
+            required: Any = error.validator_value
+            instance: Any = error.instance if isinstance(error.instance, Mapping) else {}
+            missing = [name for name in required if name not in instance]
             for name in missing:
                 issues.append(Issue((*path, name), "is required"))
             continue

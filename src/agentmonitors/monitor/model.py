@@ -72,7 +72,7 @@ def parse_urgency_band(raw: str) -> UrgencyBand:
         raise ValueError(
             f'range "{lo}..{hi}" is inverted — the low bound must not exceed the high bound'
         )
-    return UrgencyBand(lo, hi)  # type: ignore[arg-type]
+    return UrgencyBand(lo, hi)
 
 
 def _urgency(value: Any) -> UrgencyBand:
@@ -126,9 +126,7 @@ class RollupNotify(_Authored):
     timezone: TimeZone | None = None
 
 
-Notify = Annotated[
-    DebounceNotify | ThrottleNotify | RollupNotify, Field(discriminator="strategy")
-]
+Notify = Annotated[DebounceNotify | ThrottleNotify | RollupNotify, Field(discriminator="strategy")]
 
 
 # --------------------------------------------------------------------------- shape, payload

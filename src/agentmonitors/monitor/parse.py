@@ -62,9 +62,7 @@ def nearest_key_hint(key: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
     if close:
         return f'did you mean "{close[0]}"?'
-    ranked = sorted(
-        choices, key=lambda choice: -difflib.SequenceMatcher(None, key, choice).ratio()
-    )
+    ranked = sorted(choices, key=lambda choice: -difflib.SequenceMatcher(None, key, choice).ratio())
     return f'the nearest known key is "{ranked[0]}"' if ranked else "no keys are known here"
 
 
@@ -116,9 +114,7 @@ def _frontmatter_warnings(data: Mapping[str, Any], lines: YamlLines, monitor_id:
         warnings += unknown_key_warnings(payload, PAYLOAD_KEYS, "payload", lines)
         transform = payload.get("transform")
         if isinstance(transform, Mapping):
-            warnings += unknown_key_warnings(
-                transform, TRANSFORM_KEYS, "payload.transform", lines
-            )
+            warnings += unknown_key_warnings(transform, TRANSFORM_KEYS, "payload.transform", lines)
     return warnings
 
 
@@ -211,7 +207,5 @@ def parse_monitor_file(
         )
     except OSError as error:
         reason = error.strerror or str(error)
-        return ParseFailure(
-            path, f"Failed to read file: {reason}", monitor_id_for(path), scope
-        )
+        return ParseFailure(path, f"Failed to read file: {reason}", monitor_id_for(path), scope)
     return parse_monitor(text, path, scope)

@@ -41,7 +41,9 @@ class ValidationReport:
         return not self.errors
 
 
-def check_monitor(monitor: MonitorDefinition, registry: SourceRegistry) -> tuple[list[str], list[str]]:
+def check_monitor(
+    monitor: MonitorDefinition, registry: SourceRegistry
+) -> tuple[list[str], list[str]]:
     """Errors and warnings for one parsed monitor against the registered sources."""
     warnings = list(monitor.warnings)
     source = registry.get(monitor.source_name)
@@ -49,7 +51,9 @@ def check_monitor(monitor: MonitorDefinition, registry: SourceRegistry) -> tuple
         line = monitor.lines(("watch", "type")) if monitor.lines else None
         at = f" (line {line})" if line is not None else ""
         available = ", ".join(registry.names())
-        return [f'Unknown source "{monitor.source_name}". Available sources: {available}{at}'], warnings
+        return [
+            f'Unknown source "{monitor.source_name}". Available sources: {available}{at}'
+        ], warnings
     config = monitor.source_config
     lines = monitor.lines
     watch_lines = (lambda path: lines(("watch", *path))) if lines is not None else None
@@ -74,9 +78,13 @@ def validate_scan(scan: ScanResult, registry: SourceRegistry) -> ValidationRepor
     warnings: list[ValidationWarning] = []
     for monitor in scan.monitors:
         monitor_errors, monitor_warnings = check_monitor(monitor, registry)
-        warnings += [ValidationWarning(monitor.id, text, monitor.file_path) for text in monitor_warnings]
+        warnings += [
+            ValidationWarning(monitor.id, text, monitor.file_path) for text in monitor_warnings
+        ]
         if monitor_errors:
-            errors.append(ValidationError(monitor.id, "; ".join(monitor_errors), (monitor.file_path,)))
+            errors.append(
+                ValidationError(monitor.id, "; ".join(monitor_errors), (monitor.file_path,))
+            )
         elif monitor.file_path not in duplicated:
             valid.append(monitor)
     for dup in scan.duplicate_ids:

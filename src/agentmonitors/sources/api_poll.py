@@ -29,9 +29,7 @@ class CompositePart(OpenBlock):
         description="Stable name of this part of the whole.",
         json_schema_extra={"type": "string", "minLength": 1, "maxLength": MAX_PART_ID_LENGTH},
     )
-    url: str = Field(
-        description="URL fetched for this part.", json_schema_extra={"type": "string"}
-    )
+    url: str = Field(description="URL fetched for this part.", json_schema_extra={"type": "string"})
 
     @field_validator("id", mode="plain")
     @classmethod
@@ -113,8 +111,7 @@ class ApiChangeDetection(OpenBlock):
     def _composite(cls, value: Composite | None, info: ValidationInfo) -> Composite | None:
         if value is not None and info.data.get("collection") is not None:
             raise fail(
-                "change-detection.composite and change-detection.collection are mutually "
-                "exclusive",
+                "change-detection.composite and change-detection.collection are mutually exclusive",
                 "exclusive",
             )
         return value

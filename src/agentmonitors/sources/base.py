@@ -9,6 +9,7 @@ source later parses are the same thing.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -23,9 +24,18 @@ from agentmonitors.monitor.issues import Issue, issues_from_jsonschema, issues_f
 class Source(Protocol):
     """The authoring-time face of an observation source."""
 
-    name: str
-    description: str
-    stateful: bool
+    @property
+    def name(self) -> str:
+        """The ``watch.type`` that selects this source (kebab-case)."""
+        ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the first observation only records a baseline."""
+        ...
 
     @property
     def scope_schema(self) -> Mapping[str, Any]:
@@ -39,23 +49,17 @@ class SourceConfig(BaseModel):
     Unknown keys are kept (the reference accepts them) and reported as warnings.
     """
 
-    model_config = ConfigDict(
-        strict=True, extra="allow", frozen=True, populate_by_name=True
-    )
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True, populate_by_name=True)
 
 
 class ClosedBlock(BaseModel):
     """A nested config block whose keys are all known: an unknown key is an error."""
 
-    model_config = ConfigDict(
-        strict=True, extra="forbid", frozen=True, populate_by_name=True
-    )
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True)
 
 
 class OpenBlock(BaseModel):
-    model_config = ConfigDict(
-        strict=True, extra="allow", frozen=True, populate_by_name=True
-    )
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True, populate_by_name=True)
 
 
 def draft07_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -67,7 +71,8 @@ def draft07_schema(model: type[BaseModel]) -> dict[str, Any]:
     """
     schema = model.model_json_schema(by_alias=True)
     definitions = schema.pop("$defs", {})
-    return _tidy(_inline(schema, definitions))
+    tidy: dict[str, Any] = _tidy(_inline(schema, definitions))
+    return tidy
 
 
 def _inline(node: Any, definitions: Mapping[str, Any]) -> Any:
@@ -97,10 +102,11 @@ def _tidy(node: Any) -> Any:
         if key == "discriminator":
             continue  # an OpenAPI keyword; draft-07 tools ignore or reject it
         if key == "description" and isinstance(value, str):
-            value = value.replace("``", "`")
-        tidy[key] = _tidy(value) if key != "properties" else {
-            name: _tidy(prop) for name, prop in value.items()
-        }
+            tidy[key] = value.replace("``", "`")
+        elif key == "properties":
+            tidy[key] = {name: _tidy(prop) for name, prop in value.items()}
+        else:
+            tidy[key] = _tidy(value)
     alternatives = tidy.get("anyOf")
     if isinstance(alternatives, list):
         kept = [alt for alt in alternatives if alt != {"type": "null"}]
@@ -125,9 +131,7 @@ class ModelSource:
         return schema
 
     def known_keys(self) -> tuple[str, ...]:
-        return tuple(
-            info.alias or name for name, info in self.config_model.model_fields.items()
-        )
+        return tuple(info.alias or name for name, info in self.config_model.model_fields.items())
 
     def parse_config(self, config: Mapping[str, Any]) -> SourceConfig:
         """The typed config; raises pydantic's ``ValidationError`` when it is invalid."""
@@ -216,8 +220,8 @@ class SourceRegistry:
     def has(self, name: str) -> bool:
         return name in self._sources
 
-    def list(self) -> list[Source]:
+    def list(self) -> builtins.list[Source]:
         return list(self._sources.values())
 
-    def names(self) -> list[str]:
+    def names(self) -> builtins.list[str]:
         return list(self._sources)

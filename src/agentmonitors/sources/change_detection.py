@@ -25,7 +25,10 @@ def collection_path_problem(path: str) -> str | None:
         return f'"{path}" has an empty path segment'
     bad = next((segment for segment in segments if _FORBIDDEN_SEGMENT.search(segment)), None)
     if bad is not None:
-        return f'"{path}" has a segment with brackets, wildcards or spaces ("{bad}"); only plain dotted keys are supported'
+        return (
+            f'"{path}" has a segment with brackets, wildcards or spaces ("{bad}"); '
+            "only plain dotted keys are supported"
+        )
     return None
 
 

@@ -73,7 +73,7 @@ class CommandChangeDetection(ClosedBlock):
 
 class CommandPollConfig(SourceConfig):
     command: Argv = Field(
-        description='Argv list run directly, never through a shell; for pipes use '
+        description="Argv list run directly, never through a shell; for pipes use "
         '["sh", "-c", "a | b"].'
     )
     cwd: str | None = Field(

@@ -35,9 +35,7 @@ def _branch(value: Any) -> str:
 Pathspecs = Annotated[
     list[str],
     PlainValidator(_pathspecs),
-    WithJsonSchema(
-        {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
-    ),
+    WithJsonSchema({"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}),
 ]
 Branch = Annotated[str, PlainValidator(_branch), WithJsonSchema({"type": "string", "minLength": 1})]
 

@@ -31,7 +31,7 @@ ScopeTimeZone = Annotated[
 
 class ScheduleConfig(SourceConfig):
     cron: CronExpression = Field(
-        description='Five-field cron (minute hour day-of-month month day-of-week), '
+        description="Five-field cron (minute hour day-of-month month day-of-week), "
         'e.g. "0 9 * * 1-5" for weekdays at 09:00.'
     )
     timezone: ScopeTimeZone = Field(default="UTC", description="Zone the cron is read in.")

@@ -1,0 +1,32 @@
+"""The hook path's building blocks must stay cheap to import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def imported_modules(statement: str) -> set[str]:
+    code = (
+        "import sys; before = set(sys.modules); "
+        f"{statement}; print('\\n'.join(set(sys.modules) - before))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    return {name for name in out.split() if name}
+
+
+@pytest.mark.slow
+def test_workspace_module_imports_only_the_standard_library() -> None:
+    modules = imported_modules("import agentmonitors.workspace")
+    ours = {name for name in modules if name.split(".")[0] == "agentmonitors"}
+    assert ours == {"agentmonitors", "agentmonitors.workspace"}
+    third_party = {
+        name
+        for name in modules - ours
+        if name.split(".")[0] not in sys.stdlib_module_names and not name.startswith("_")
+    }
+    assert third_party == set()

@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from agentmonitors.workspace import (
+    DEFAULT_REAP_AFTER_MS,
+    LocalState,
+    enable_workspace,
+    find_workspace_root,
+    read_local_state,
+    resolve_workspace,
+    workspace_data_dir,
+    write_local_state,
+)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_root_is_nearest_ancestor_with_monitors(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".claude" / "monitors").mkdir(parents=True)
+    deep = project / "src" / "pkg"
+    deep.mkdir(parents=True)
+    assert find_workspace_root(str(deep)) == str(project)
+
+
+def test_enable_file_marks_root_and_beats_git(tmp_path: Path) -> None:
+    outer = tmp_path / "outer"
+    (outer / ".git").mkdir(parents=True)
+    inner = outer / "inner"
+    write(inner / ".claude" / "agentmonitors.local.md", "---\nenabled: true\n---\n")
+    assert find_workspace_root(str(inner / "a")) == str(inner)
+
+
+def test_git_root_is_fallback_and_start_is_last_resort(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    assert find_workspace_root(str(repo / "sub")) == str(repo)
+    lonely = tmp_path / "lonely"
+    lonely.mkdir()
+    assert find_workspace_root(str(lonely)) == str(lonely)
+
+
+def test_home_user_scope_is_not_a_project(tmp_path: Path) -> None:
+    home = Path(os.environ["HOME"])
+    (home / ".claude" / "monitors").mkdir(parents=True)
+    below = home / "code" / "thing"
+    below.mkdir(parents=True)
+    assert find_workspace_root(str(below)) == str(below)
+
+
+def test_resolve_workspace_prefers_flag_then_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", "/srv/project")
+    assert resolve_workspace("/other") == "/other"
+    assert resolve_workspace() == "/srv/project"
+
+
+def test_resolve_workspace_keeps_symlinked_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = tmp_path / "real"
+    (real / ".claude" / "monitors").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    monkeypatch.chdir(link)
+    monkeypatch.setenv("PWD", str(link))
+    assert resolve_workspace() == str(link)
+
+
+@pytest.mark.parametrize(
+    ("text", "enabled"),
+    [
+        ("---\nenabled: true\n---\n", True),
+        ("\ufeff---\nenabled: true\n---\n", True),
+        ("---\r\nenabled: true\r\n---\r\n", True),
+        ("---   \nenabled:   true   \n---\n", True),
+        ('---\nenabled: "true"\n---\n', True),
+        ("---\nenabled: 'true'\n---\n", True),
+        ("---\nenabled: true # on\n---\n", True),
+        ("---\nenabled: yes\n---\n", False),
+        ("---\nenabled: True\n---\n", False),
+        ("---\nenabled: 1\n---\n", False),
+        ("---\nenabled: false\n---\n", False),
+        ("enabled: true\n", False),
+        ("---\nenabled: true\n", False),
+        ("", False),
+    ],
+)
+def test_enable_file_reader_is_tolerant_but_only_true_enables(
+    tmp_path: Path, text: str, enabled: bool
+) -> None:
+    write(tmp_path / ".claude" / "agentmonitors.local.md", text)
+    assert read_local_state(str(tmp_path)).enabled is enabled
+
+
+def test_enable_file_keys_and_defaults(tmp_path: Path) -> None:
+    write(
+        tmp_path / ".claude" / "agentmonitors.local.md",
+        '---\nenabled: true\nsocket: "/run/a.sock"\ndb: /d/inbox.db\nreap-after-ms: 0\n'
+        "last-boot-failure-at: 2026-01-01T00:00:00.000Z\n---\n",
+    )
+    state = read_local_state(str(tmp_path))
+    assert state == LocalState(True, "/run/a.sock", "/d/inbox.db", 0, "2026-01-01T00:00:00.000Z")
+    assert read_local_state(str(tmp_path / "missing")) == LocalState()
+    assert LocalState().reap_after_ms == DEFAULT_REAP_AFTER_MS == 300000
+
+
+def test_write_local_state_round_trips_owner_only(tmp_path: Path) -> None:
+    state = LocalState(True, "/s.sock", "/x.db", 1234, None)
+    write_local_state(str(tmp_path), state)
+    path = tmp_path / ".claude" / "agentmonitors.local.md"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    text = path.read_text()
+    assert text.splitlines()[:6] == [
+        "---",
+        "enabled: true",
+        "socket: /s.sock",
+        "db: /x.db",
+        "reap-after-ms: 1234",
+        "---",
+    ]
+    assert "safe to delete" in text
+    assert read_local_state(str(tmp_path)) == state
+    assert not [name for name in os.listdir(path.parent) if name.endswith(".tmp")]
+
+
+def test_enable_never_rewrites_an_enabled_file(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / ".claude" / "agentmonitors.local.md", "\ufeff---\nenabled: true\n---\nmine\n"
+    )
+    before = path.read_bytes()
+    assert enable_workspace(str(tmp_path)) == "already-enabled"
+    assert path.read_bytes() == before
+
+
+def test_enable_creates_then_updates_keeping_keys(tmp_path: Path) -> None:
+    assert enable_workspace(str(tmp_path)) == "created"
+    assert read_local_state(str(tmp_path)).enabled
+    other = tmp_path / "other"
+    write(
+        other / ".claude" / "agentmonitors.local.md", "---\nenabled: false\nsocket: /k.sock\n---\n"
+    )
+    assert enable_workspace(str(other)) == "updated"
+    state = read_local_state(str(other))
+    assert state.enabled and state.socket == "/k.sock"
+
+
+def test_data_dir_is_hash_of_workspace(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", "/data")
+    path = workspace_data_dir("/w/project")
+    assert path.startswith("/data/agentmonitors/workspaces/")
+    assert len(os.path.basename(path)) == 16
+    assert workspace_data_dir("/w/project") == path != workspace_data_dir("/w/other")
