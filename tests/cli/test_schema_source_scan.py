@@ -153,3 +153,16 @@ def test_validate_with_nothing_to_check(run_cli: Run) -> None:
     assert result.code == 1
     assert "does not exist" in result.err
     assert "agentmonitors init" in result.err
+
+
+def test_frontmatter_and_source_errors_are_reported_together(run_cli: Run) -> None:
+    Path("m").mkdir()
+    Path("m/both.md").write_text(
+        "---\nwatch:\n  type: file-fingerprint\n  globs: 42\nurgency: urgent\n---\n"
+    )
+    report = run_cli("validate", "m", "--format", "json").json()
+    error = report["errors"][0]["error"]
+    assert "urgency: urgency bounds must each be one of" in error
+    assert '(found string "urgent", line 5)' in error
+    assert "scope.globs: expected a glob string or a list of glob strings" in error
+    assert "(found integer 42, line 4)" in error

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -40,6 +40,10 @@ class ParseFailure:
     error: str
     id: str | None = None
     scope: Literal["project", "user"] | None = None
+    # The authored watch block when the frontmatter parsed but failed its checks, so
+    # validate can still check it against its source and report every problem at once.
+    watch_raw: dict[str, Any] | None = field(default=None, compare=False)
+    lines: LineLookup | None = field(default=None, compare=False, repr=False)
 
 
 ParseOutcome = MonitorDefinition | ParseFailure
@@ -171,7 +175,15 @@ def parse_monitor(
         hint = _legacy_shape_hint(data)
         if hint is not None:
             messages.append(hint)
-        return ParseFailure(path, "; ".join(messages), monitor_id, scope)
+        watch = data.get("watch")
+        return ParseFailure(
+            path,
+            "; ".join(messages),
+            monitor_id,
+            scope,
+            dict(watch) if isinstance(watch, Mapping) else None,
+            loaded.lines,
+        )
     warnings = _frontmatter_warnings(data, loaded.lines, monitor_id)
     watch_raw = dict(data["watch"])
     return MonitorDefinition(

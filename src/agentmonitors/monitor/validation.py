@@ -6,8 +6,10 @@ One bad monitor never stops the others from being checked.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentmonitors.monitor.discovery import ScanResult
+from agentmonitors.monitor.issues import LineLookup
 from agentmonitors.monitor.model import MonitorDefinition
 from agentmonitors.monitor.parse import unknown_key_warnings
 from agentmonitors.sources.base import SourceRegistry, known_keys_for, validate_scope
@@ -41,6 +43,13 @@ class ValidationReport:
         return not self.errors
 
 
+def _under_watch(lines: LineLookup | None) -> LineLookup | None:
+    """Source-config issue paths are relative to the watch block."""
+    if lines is None:
+        return None
+    return lambda path: lines(("watch", *path))
+
+
 def check_monitor(
     monitor: MonitorDefinition, registry: SourceRegistry
 ) -> tuple[list[str], list[str]]:
@@ -55,9 +64,10 @@ def check_monitor(
             f'Unknown source "{monitor.source_name}". Available sources: {available}{at}'
         ], warnings
     config = monitor.source_config
-    lines = monitor.lines
-    watch_lines = (lambda path: lines(("watch", *path))) if lines is not None else None
-    errors = [issue.render("scope", watch_lines) for issue in validate_scope(source, config)]
+    errors = [
+        issue.render("scope", _under_watch(monitor.lines))
+        for issue in validate_scope(source, config)
+    ]
     known = known_keys_for(source)
     if known is not None:
         warnings += unknown_key_warnings(config, (*known, "type"), "watch", monitor.lines)
@@ -68,13 +78,31 @@ def check_monitor(
     return errors, warnings
 
 
+def _source_errors(
+    watch: dict[str, Any] | None, lines: LineLookup | None, registry: SourceRegistry
+) -> list[str]:
+    """Source-config errors of a monitor whose frontmatter failed elsewhere."""
+    if watch is None or not isinstance(watch.get("type"), str):
+        return []
+    source = registry.get(watch["type"])
+    if source is None:
+        return []
+    config = {key: value for key, value in watch.items() if key != "type"}
+    return [issue.render("scope", _under_watch(lines)) for issue in validate_scope(source, config)]
+
+
 def validate_scan(scan: ScanResult, registry: SourceRegistry) -> ValidationReport:
     duplicated = {path for dup in scan.duplicate_ids for path in dup.file_paths}
     valid: list[MonitorDefinition] = []
-    errors: list[ValidationError] = [
-        ValidationError(failure.id or failure.file_path, failure.error, (failure.file_path,))
-        for failure in scan.errors
-    ]
+    errors: list[ValidationError] = []
+    for failure in scan.errors:
+        message = failure.error
+        extra = _source_errors(failure.watch_raw, failure.lines, registry)
+        if extra:
+            message = "; ".join([message, *extra])
+        errors.append(
+            ValidationError(failure.id or failure.file_path, message, (failure.file_path,))
+        )
     warnings: list[ValidationWarning] = []
     for monitor in scan.monitors:
         monitor_errors, monitor_warnings = check_monitor(monitor, registry)
