@@ -17,7 +17,7 @@ _TIMEOUT_RE = re.compile(TIMEOUT_PATTERN)
 
 
 def is_duration(value: object) -> bool:
-    return isinstance(value, str) and _DURATION_RE.match(value) is not None
+    return isinstance(value, str) and _DURATION_RE.fullmatch(value) is not None
 
 
 def duration_ms(value: str) -> int:
@@ -31,7 +31,7 @@ def timeout_problem(value: object) -> str | None:
     """Why ``value`` is not a usable operation timeout, or None when it is."""
     if not isinstance(value, str):
         return f'Invalid timeout: expected a duration string such as "30s", found {value!r}'
-    if not _TIMEOUT_RE.match(value):
+    if not _TIMEOUT_RE.fullmatch(value):
         return (
             f'Invalid timeout: "{value}" — expected <number><s|m|h|d> with no leading zero '
             'and at least 1 unit (e.g. "30s", "2m")'

@@ -48,9 +48,18 @@ def split_document(text: str) -> SplitDocument:
 
 def _yaml() -> Any:
     from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import SafeConstructor
 
+    class Yaml12Constructor(SafeConstructor):
+        """YAML 1.2's core schema has no timestamps: ``2024-01-31`` is a string."""
+
+    Yaml12Constructor.add_constructor(
+        "tag:yaml.org,2002:timestamp",
+        lambda constructor, node: constructor.construct_scalar(node),
+    )
     loader = YAML(typ="safe")
     loader.version = (1, 2)
+    loader.Constructor = Yaml12Constructor
     return loader
 
 

@@ -217,7 +217,7 @@ class Watch(BaseModel):
     @classmethod
     def _type(cls, value: Any) -> str:
         text = require_str(value, 'a source name such as "file-fingerprint"')
-        if not KEBAB_CASE.match(text):
+        if not KEBAB_CASE.fullmatch(text):
             raise fail("watch.type must be kebab-case", "am_kebab")
         return text
 

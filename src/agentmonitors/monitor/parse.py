@@ -200,7 +200,8 @@ def parse_monitor(
 
 def read_monitor_text(file_path: str) -> str:
     """The file's text; raises ``OSError`` or ``UnicodeDecodeError``."""
-    with open(file_path, encoding="utf-8") as handle:
+    # newline="" keeps CRLF bodies byte-for-byte as the author wrote them.
+    with open(file_path, encoding="utf-8", newline="") as handle:
         return handle.read()
 
 

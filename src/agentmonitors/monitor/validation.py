@@ -43,6 +43,12 @@ class ValidationReport:
         return not self.errors
 
 
+def _unknown_source(name: str, lines: LineLookup | None, registry: SourceRegistry) -> str:
+    line = lines(("watch", "type")) if lines is not None else None
+    at = f" (line {line})" if line is not None else ""
+    return f'Unknown source "{name}". Available sources: {", ".join(registry.names())}{at}'
+
+
 def _under_watch(lines: LineLookup | None) -> LineLookup | None:
     """Source-config issue paths are relative to the watch block."""
     if lines is None:
@@ -57,12 +63,7 @@ def check_monitor(
     warnings = list(monitor.warnings)
     source = registry.get(monitor.source_name)
     if source is None:
-        line = monitor.lines(("watch", "type")) if monitor.lines else None
-        at = f" (line {line})" if line is not None else ""
-        available = ", ".join(registry.names())
-        return [
-            f'Unknown source "{monitor.source_name}". Available sources: {available}{at}'
-        ], warnings
+        return [_unknown_source(monitor.source_name, monitor.lines, registry)], warnings
     config = monitor.source_config
     errors = [
         issue.render("scope", _under_watch(monitor.lines))
@@ -70,7 +71,9 @@ def check_monitor(
     ]
     known = known_keys_for(source)
     if known is not None:
-        warnings += unknown_key_warnings(config, (*known, "type"), "watch", monitor.lines)
+        # ``interval`` belongs to the runtime for every source.
+        known_here = (*known, "type", "interval")
+        warnings += unknown_key_warnings(config, known_here, "watch", monitor.lines)
     if not errors:
         advice = getattr(source, "config_warnings", None)
         if callable(advice):
@@ -86,7 +89,7 @@ def _source_errors(
         return []
     source = registry.get(watch["type"])
     if source is None:
-        return []
+        return [_unknown_source(watch["type"], lines, registry)]
     config = {key: value for key, value in watch.items() if key != "type"}
     return [issue.render("scope", _under_watch(lines)) for issue in validate_scope(source, config)]
 
