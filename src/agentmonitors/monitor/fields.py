@@ -65,13 +65,6 @@ def _timezone(value: Any) -> str:
     return text
 
 
-def _non_blank(value: Any) -> str:
-    text = require_str(value)
-    if not text.strip():
-        raise fail("must not be empty or blank", "am_blank")
-    return text
-
-
 def _patterns(value: Any) -> list[str]:
     """A glob pattern or a list of them (a bare string is a one-item list)."""
     items = [value] if isinstance(value, str) else value
@@ -91,15 +84,6 @@ def _optional_patterns(value: Any) -> list[str]:
     if value == []:
         return []
     return _patterns(value)
-
-
-def _string_list(value: Any) -> list[str]:
-    if not isinstance(value, list):
-        raise fail("expected a list of strings", "am_type")
-    for item in value:
-        if not isinstance(item, str):
-            raise fail("expected every item to be a string", "am_type")
-    return list(value)
 
 
 _PATTERN_SCHEMA = {"type": "string", "minLength": 1, "pattern": "\\S"}
@@ -139,9 +123,6 @@ TimeZone = Annotated[
     PlainValidator(_timezone),
     WithJsonSchema({"type": "string", "minLength": 1, "description": TIMEZONE_MESSAGE}),
 ]
-NonBlankStr = Annotated[
-    str, PlainValidator(_non_blank), WithJsonSchema({"type": "string", "pattern": "\\S"})
-]
 GlobPatterns = Annotated[
     list[str],
     PlainValidator(_patterns),
@@ -158,9 +139,4 @@ OptionalGlobPatterns = Annotated[
     list[str],
     PlainValidator(_optional_patterns),
     WithJsonSchema({"oneOf": [_PATTERN_SCHEMA, {"type": "array", "items": _PATTERN_SCHEMA}]}),
-]
-StringList = Annotated[
-    list[str],
-    PlainValidator(_string_list),
-    WithJsonSchema({"type": "array", "items": {"type": "string"}}),
 ]

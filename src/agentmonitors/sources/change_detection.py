@@ -54,7 +54,8 @@ def _non_empty(value: Any, what: str) -> str:
     return text
 
 
-def _ignore_paths(value: Any) -> list[str]:
+def validate_ignore_paths(value: Any) -> list[str]:
+    """An ``ignore-paths`` list, each entry checked; raises an author-facing error."""
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise fail("change-detection.ignore-paths must be an array of strings", "am_type")
     for item in value:
@@ -87,7 +88,7 @@ class _CollectionFields:
     @field_validator("ignore_paths", mode="plain")
     @classmethod
     def _ignore(cls, value: Any) -> list[str]:
-        return _ignore_paths(value)
+        return validate_ignore_paths(value)
 
 
 class Collection(_CollectionFields, OpenBlock):
@@ -122,7 +123,3 @@ def require_json_diff(value: Any, info: ValidationInfo, what: str) -> Any:
     if value is not None and "strategy" in info.data and info.data["strategy"] != "json-diff":
         raise fail(f"change-detection.{what} requires strategy: json-diff", "require_json_diff")
     return value
-
-
-def validate_ignore_paths(value: Any) -> list[str]:
-    return _ignore_paths(value)
