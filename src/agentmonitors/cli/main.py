@@ -14,7 +14,9 @@ from typing import Any
 import click
 
 COMMANDS: dict[str, tuple[str, str]] = {
+    "daemon": ("agentmonitors.cli.daemon", "Run, start, stop and inspect the workspace daemon."),
     "demo": ("agentmonitors.cli.demo", "Run the authoring loop on an example workspace."),
+    "monitor": ("agentmonitors.cli.monitor", "Inspect one monitor: history, explain."),
     "init": ("agentmonitors.cli.init", "Bootstrap a project (no name) or scaffold a monitor."),
     "validate": ("agentmonitors.cli.validate", "Validate monitor files and folders."),
     "scan": ("agentmonitors.cli.scan", "Find and summarise the monitors in a folder."),

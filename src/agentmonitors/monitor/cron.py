@@ -44,3 +44,26 @@ def cron_problem(expression: str) -> str | None:
     except Exception as error:
         return f'"{expression}" is not a valid cron expression: {error}'
     return None
+
+
+def cron_matches(expression: str, now_ms: int, timezone: str = "UTC") -> bool:
+    """Whether ``expression`` fires in the minute holding ``now_ms`` (wall time in ``timezone``).
+
+    ``ValueError`` for an unknown zone or a malformed expression, so the caller can
+    report the monitor instead of silently never firing.
+    """
+    from datetime import timedelta
+    from zoneinfo import ZoneInfo
+
+    from cronsim import CronSim, CronSimError
+
+    if not timezone_is_valid(timezone):
+        raise ValueError(f'"{timezone}" is not a valid IANA time zone name')
+    minute = datetime.fromtimestamp((now_ms // 60_000) * 60, tz=ZoneInfo(timezone))
+    try:
+        # The first match strictly after the previous second is this minute itself
+        # exactly when the expression matches it.
+        upcoming = next(CronSim(" ".join(expression.split()), minute - timedelta(seconds=1)))
+    except (CronSimError, StopIteration) as error:
+        raise ValueError(f'"{expression}" is not a valid cron expression: {error}') from error
+    return upcoming == minute

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -10,11 +11,14 @@ from agentmonitors.monitor.model import MonitorDefinition
 from agentmonitors.monitor.parse import (
     FOLDER_MONITOR_FILE,
     ParseFailure,
+    ParseOutcome,
     parse_monitor_file,
 )
 from agentmonitors.workspace import PROJECT_MONITORS_RELPATH, user_monitors_dir
 
 Scope = Literal["project", "user"]
+# How one file is parsed; the daemon passes a cache that skips unchanged files.
+Parser = Callable[[str, Scope | None], ParseOutcome]
 # A Markdown file that explains a monitors folder is not a monitor.
 ROOT_README_NAMES = frozenset({"readme.md"})
 
@@ -86,14 +90,16 @@ def find_monitor_files(root: str) -> tuple[list[str], list[ParseFailure]]:
     return sorted(found), problems
 
 
-def scan_root(root: str, scope: Scope | None = None) -> ScanResult:
+def scan_root(
+    root: str, scope: Scope | None = None, parse: Parser = parse_monitor_file
+) -> ScanResult:
     """Parse every monitor under one root. A missing root scans as empty."""
     base = os.path.abspath(root)
     paths, problems = find_monitor_files(base)
     monitors: list[MonitorDefinition] = []
     errors: list[ParseFailure] = list(problems)
     for path in paths:
-        outcome = parse_monitor_file(path, scope)
+        outcome = parse(path, scope)
         if isinstance(outcome, ParseFailure):
             errors.append(outcome)
         else:
@@ -121,18 +127,24 @@ def project_monitors_dir(workspace: str) -> str:
     return os.path.join(workspace, PROJECT_MONITORS_RELPATH)
 
 
-def discover(workspace: str, include_user: bool = True) -> ScanResult:
+def discover(
+    workspace: str,
+    include_user: bool = True,
+    *,
+    project_dir: str | None = None,
+    parse: Parser = parse_monitor_file,
+) -> ScanResult:
     """The monitors that apply to ``workspace``: its own plus the user's.
 
     A project monitor wins over a user monitor with the same id; the hidden one is
     reported in ``shadowed``. Duplicate ids are reported per scope, as each scope is
     its own tree.
     """
-    project = scan_root(project_monitors_dir(workspace), "project")
+    project = scan_root(project_dir or project_monitors_dir(workspace), "project", parse)
     user_dir = user_monitors_dir() if include_user else None
     if user_dir is None or os.path.abspath(user_dir) == project.roots[0]:
         return project
-    user = scan_root(user_dir, "user")
+    user = scan_root(user_dir, "user", parse)
     project_paths = {monitor.id: monitor.file_path for monitor in project.monitors}
     shadowed = tuple(
         Shadowed(monitor.id, project_paths[monitor.id], monitor.file_path)

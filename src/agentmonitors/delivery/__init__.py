@@ -1,0 +1,1 @@
+"""Getting events to sessions: projection, claims, rendering."""

@@ -1,0 +1,1 @@
+"""From a due monitor to durable events: scheduling, notify dispatch, materialization."""

@@ -1,0 +1,111 @@
+"""The monitors a tick runs: discovered, parsed once per file change, and checked.
+
+Parsing and validating every MONITOR.md on every tick would dominate an idle
+daemon's CPU; files are re-read only when their size, mtime or inode changes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from agentmonitors.monitor.discovery import Scope, discover
+from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.monitor.parse import ParseFailure, ParseOutcome, parse_monitor_file
+from agentmonitors.monitor.validation import check_monitor
+from agentmonitors.sources.base import SourceRegistry
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A monitor that cannot run this tick, and why."""
+
+    monitor_id: str
+    message: str
+    file_path: str
+    source_name: str
+
+
+@dataclass(frozen=True)
+class Definitions:
+    runnable: tuple[MonitorDefinition, ...]
+    problems: tuple[Problem, ...]
+
+
+class DefinitionCache:
+    def __init__(self, registry: SourceRegistry) -> None:
+        self.registry = registry
+        self._parsed: dict[str, tuple[tuple[int, int, int], ParseOutcome]] = {}
+        # Check results per file, valid while the parsed object is the cached one.
+        self._checked: dict[str, tuple[MonitorDefinition, list[str]]] = {}
+
+    def parse(self, path: str, scope: Scope | None) -> ParseOutcome:
+        try:
+            info = os.stat(path)
+        except OSError:
+            return parse_monitor_file(path, scope)
+        key = (info.st_size, info.st_mtime_ns, info.st_ino)
+        cached = self._parsed.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        outcome = parse_monitor_file(path, scope)
+        self._parsed[path] = (key, outcome)
+        return outcome
+
+    def errors_of(self, monitor: MonitorDefinition) -> list[str]:
+        cached = self._checked.get(monitor.file_path)
+        if cached is not None and cached[0] is monitor:
+            return cached[1]
+        errors = check_monitor(monitor, self.registry)[0]
+        self._checked[monitor.file_path] = (monitor, errors)
+        return errors
+
+    def load(self, workspace: str, monitors_dir: str | None) -> Definitions:
+        scan = discover(workspace, project_dir=monitors_dir, parse=self.parse)
+        live = {monitor.file_path for monitor in scan.monitors}
+        live |= {failure.file_path for failure in scan.errors}
+        # Forget files that vanished, so the cache cannot grow without bound.
+        for path in [path for path in self._parsed if path not in live]:
+            del self._parsed[path]
+            self._checked.pop(path, None)
+        problems = [
+            Problem(
+                failure.id or failure.file_path,
+                failure.error,
+                failure.file_path,
+                _source_of(failure),
+            )
+            for failure in scan.errors
+        ]
+        duplicated: dict[str, tuple[str, ...]] = {
+            dup.id: dup.file_paths for dup in scan.duplicate_ids
+        }
+        runnable: list[MonitorDefinition] = []
+        for monitor in scan.monitors:
+            if monitor.id in duplicated:
+                continue
+            errors = self.errors_of(monitor)
+            if errors:
+                problems.append(
+                    Problem(monitor.id, "; ".join(errors), monitor.file_path, monitor.source_name)
+                )
+            else:
+                runnable.append(monitor)
+        for monitor_id, paths in duplicated.items():
+            problems.append(
+                Problem(
+                    monitor_id,
+                    f'Duplicate monitor id "{monitor_id}" in {", ".join(paths)}; '
+                    "ids come from folder names and must be unique",
+                    paths[0],
+                    "unknown",
+                )
+            )
+        return Definitions(tuple(runnable), tuple(problems))
+
+
+def _source_of(failure: ParseFailure) -> str:
+    watch = failure.watch_raw
+    if isinstance(watch, dict) and isinstance(watch.get("type"), str):
+        return str(watch["type"])
+    return "unknown"

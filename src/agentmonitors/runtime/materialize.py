@@ -1,0 +1,92 @@
+"""Materialization: an emitted envelope becomes one durable event row.
+
+The event, its projections and its snapshot row are written in one transaction, so
+a crash leaves either all of them or none.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from agentmonitors.delivery.projection import project_event
+from agentmonitors.runtime.diff import build_diff
+from agentmonitors.runtime.notify import Envelope
+from agentmonitors.store.ids import new_id
+from agentmonitors.store.queries import insert_event, insert_snapshot, latest_snapshot
+from agentmonitors.store.records import EventRow
+
+
+def event_row(
+    envelope: Envelope,
+    workspace: str | None,
+    event_id: str,
+    diff_text: str | None,
+) -> EventRow:
+    """The row for ``envelope`` (the field rules of the event contract)."""
+    monitor = envelope.monitor
+    observation = envelope.observation
+    query_scope: dict[str, Any] = dict(observation.query_scope or {})
+    if observation.change_kind is not None:
+        query_scope["changeKind"] = observation.change_kind
+    return EventRow(
+        id=event_id,
+        workspace_path=workspace,
+        monitor_id=monitor.id,
+        source_name=monitor.source_name,
+        urgency=envelope.effective_urgency,
+        title=monitor.name if monitor.name is not None else observation.title,
+        body=observation.body if observation.body is not None else monitor.instructions,
+        summary=next(
+            text
+            for text in (observation.summary, observation.body, observation.title)
+            if text is not None
+        ),
+        payload=observation.payload if observation.payload is not None else {},
+        snapshot_metadata=observation.snapshot if observation.snapshot is not None else {},
+        snapshot_text=observation.snapshot_text,
+        diff_text=diff_text,
+        object_key=observation.object_key if observation.object_key is not None else monitor.id,
+        baseline_strategy=monitor.baseline_strategy,
+        query_scope=query_scope,
+        tags=list(monitor.tags),
+        created_at=envelope.observed_at_ms // 1000,
+    )
+
+
+def _strategy(snapshot: Any) -> str | None:
+    if isinstance(snapshot, dict) and isinstance(snapshot.get("strategy"), str):
+        return str(snapshot["strategy"])
+    return None
+
+
+def materialize(
+    conn: sqlite3.Connection, envelope: Envelope, workspace: str | None, now_ms: int
+) -> EventRow:
+    """Write one event with its projections and snapshot, inside the caller's transaction."""
+    observation = envelope.observation
+    object_key = observation.object_key if observation.object_key is not None else envelope.monitor.id
+    previous = (
+        latest_snapshot(conn, workspace, envelope.monitor.id, object_key)
+        if observation.snapshot_text is not None
+        else None
+    )
+    diff = (
+        build_diff(previous, observation.snapshot_text, _strategy(observation.snapshot))
+        if previous is not None and observation.snapshot_text is not None
+        else None
+    )
+    event = event_row(envelope, workspace, new_id(now_ms), diff)
+    insert_event(conn, event)
+    project_event(conn, event, previous, now_ms)
+    if event.snapshot_text is not None:
+        insert_snapshot(
+            conn,
+            workspace=workspace,
+            monitor_id=event.monitor_id,
+            object_key=object_key,
+            event_id=event.id,
+            content=event.snapshot_text,
+            now_ms=now_ms,
+        )
+    return event

@@ -1,0 +1,369 @@
+"""One tick: every due monitor observed, paced, and its events stored.
+
+A monitor that fails (bad definition, source error, storage error for one event)
+is recorded and skipped; it never stops the others. Errors back the monitor off in
+memory; the stored state of an errored monitor is left untouched so its baseline
+survives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentmonitors.monitor.model import MonitorDefinition, RollupNotify
+from agentmonitors.runtime.clock import Clock, SystemClock, iso_from_ms
+from agentmonitors.runtime.definitions import DefinitionCache, Definitions, Problem
+from agentmonitors.runtime.materialize import materialize
+from agentmonitors.runtime.notify import CapturedMonitor, dispatch, envelope_for, rollup
+from agentmonitors.runtime.scheduling import backoff_ms, schedule_for
+from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.sources.observation import ObservationContext, ObservationResult
+from agentmonitors.store import queries
+from agentmonitors.store.database import Database
+
+log = logging.getLogger("agentmonitors.runtime")
+
+SESSION_DORMANCY_MS = 1_800_000
+
+
+@dataclass
+class TickResult:
+    evaluated_monitors: list[str] = field(default_factory=list)
+    emitted_event_ids: list[str] = field(default_factory=list)
+    errored_observations: list[dict[str, str]] = field(default_factory=list)
+    skipped_monitors: list[dict[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "evaluatedMonitors": self.evaluated_monitors,
+            "emittedEventIds": self.emitted_event_ids,
+            "erroredObservations": self.errored_observations,
+            "skippedMonitors": self.skipped_monitors,
+        }
+
+
+@dataclass
+class _Failures:
+    count: int = 0
+    retry_at_ms: int = 0
+    last_message: str | None = None
+
+
+class Runtime:
+    """The runtime of one workspace: its store, its monitors and what it remembers between ticks."""
+
+    def __init__(
+        self,
+        db: Database,
+        workspace: str,
+        registry: SourceRegistry,
+        *,
+        monitors_dir: str | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.db = db
+        self.workspace = workspace
+        self.registry = registry
+        self.monitors_dir = monitors_dir
+        self.clock: Clock = clock or SystemClock()
+        self.definitions = DefinitionCache(registry)
+        self._failures: dict[str, _Failures] = {}
+        # Callbacks run after every tick (hook-state refresh, hint targets).
+        self.after_tick: list[Callable[[Definitions, TickResult], None]] = []
+        self.last_definitions = Definitions((), ())
+
+    # ------------------------------------------------------------------ tick
+
+    async def tick(self, force: Iterable[str] = ()) -> TickResult:
+        """Run one tick. ``force`` names monitors to observe now whatever their schedule
+        (file-change hints); it also clears their backoff, as the hint may be the fix."""
+        now = self.clock.now_ms()
+        forced = set(force)
+        result = TickResult()
+        definitions = self.definitions.load(self.workspace, self.monitors_dir)
+        self.last_definitions = definitions
+        self._reap_sessions(now)
+        for problem in definitions.problems:
+            self._record_problem(problem, now, result)
+
+        due: list[tuple[MonitorDefinition, Any]] = []
+        for monitor in definitions.runnable:
+            with self.db.read() as conn:
+                state = queries.load_monitor_state(conn, monitor.id, self.workspace)
+            last = state.last_observation_at_ms if state else None
+            schedule = schedule_for(monitor.source_name, monitor.source_config, last, now)
+            if schedule.error is not None:
+                self._record_error(monitor.id, monitor.source_name, schedule.error, now, result)
+                continue
+            failures = self._failures.get(monitor.id)
+            if monitor.id not in forced:
+                if failures is not None and failures.retry_at_ms > now:
+                    result.skipped_monitors.append(
+                        {"monitorId": monitor.id, "nextDueAt": iso_from_ms(failures.retry_at_ms)}
+                    )
+                    continue
+                if not schedule.due:
+                    base = last if last is not None else now
+                    result.skipped_monitors.append(
+                        {
+                            "monitorId": monitor.id,
+                            "nextDueAt": iso_from_ms(base + schedule.next_poll_ms),
+                        }
+                    )
+                    self._rollup_when_not_due(monitor, state, now, result)
+                    continue
+            result.evaluated_monitors.append(monitor.id)
+            due.append((monitor, state))
+
+        # Sources do their I/O concurrently; results are stored in scan order.
+        outcomes = await asyncio.gather(
+            *(self._observe(monitor, state, now) for monitor, state in due),
+            return_exceptions=True,
+        )
+        for (monitor, state), outcome in zip(due, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, Exception):
+                    raise outcome
+                self._record_error(monitor.id, monitor.source_name, _message(outcome), now, result)
+                continue
+            try:
+                self._ingest(monitor, state, outcome, now, result)
+            except Exception as error:
+                log.exception("storing observations of %s failed", monitor.id)
+                self._record_error(monitor.id, monitor.source_name, _message(error), now, result)
+            else:
+                self._failures.pop(monitor.id, None)
+
+        self._sweep_suppressions(now)
+        for callback in self.after_tick:
+            try:
+                callback(definitions, result)
+            except Exception:
+                log.exception("after-tick callback failed")
+        return result
+
+    async def _observe(self, monitor: MonitorDefinition, state: Any, now: int) -> ObservationResult:
+        source = self.registry.get(monitor.source_name)
+        observe = getattr(source, "observe", None)
+        if observe is None:
+            raise RuntimeError(f'source "{monitor.source_name}" cannot observe')
+        context = ObservationContext(
+            previous_state=state.source_state if state is not None else None,
+            now_ms=now,
+            workspace_path=self.workspace,
+            monitor_id=monitor.id,
+        )
+        outcome = await observe(monitor.source_config, context)
+        if not isinstance(outcome, ObservationResult):
+            raise TypeError(f'source "{monitor.source_name}" returned {type(outcome).__name__}')
+        return outcome
+
+    # ------------------------------------------------------------------ ingest
+
+    def _ingest(
+        self,
+        monitor: MonitorDefinition,
+        state: Any,
+        outcome: ObservationResult,
+        now: int,
+        result: TickResult,
+    ) -> None:
+        captured = CapturedMonitor.of(monitor)
+        envelopes = [envelope_for(captured, item, now) for item in outcome.observations]
+        notify_state = dict(state.notify_state) if state is not None else {}
+        paced = dispatch(monitor.frontmatter.notify, captured, envelopes, now, notify_state)
+        observed, emitted = len(envelopes), len(paced.emitted)
+        next_source_state = (
+            outcome.next_state
+            if outcome.has_next_state
+            else (state.source_state if state is not None else None)
+        )
+        if emitted:
+            verdict = "triggered"
+        elif observed:
+            verdict = "suppressed"
+        else:
+            verdict = outcome.outcome or "no-change"
+        # State, audit row and events commit together: a crash can lose neither the
+        # baseline advance nor the events it produced, only both.
+        with self.db.write() as conn:
+            queries.save_monitor_state(
+                conn,
+                monitor.id,
+                self.workspace,
+                now_ms=now,
+                last_observation_at_ms=now,
+                source_state=next_source_state,
+                notify_state=paced.state,
+            )
+            self._history(monitor, verdict, {"observed": observed, "emitted": emitted}, now, conn)
+            self._materialize_all(monitor, paced.emitted, now, result, conn)
+
+    def _materialize_all(
+        self,
+        monitor: MonitorDefinition,
+        emitted: list[Any],
+        now: int,
+        result: TickResult,
+        conn: Any,
+    ) -> None:
+        for envelope in emitted:
+            conn.execute("SAVEPOINT event")
+            try:
+                event = materialize(conn, envelope, self.workspace, now)
+            except Exception as error:
+                conn.execute("ROLLBACK TO event")
+                conn.execute("RELEASE event")
+                log.exception("materializing an event of %s failed", monitor.id)
+                self._history(monitor, "errored", {"error": _message(error)}, now, conn)
+                continue
+            conn.execute("RELEASE event")
+            result.emitted_event_ids.append(event.id)
+
+    def _rollup_when_not_due(
+        self, monitor: MonitorDefinition, state: Any, now: int, result: TickResult
+    ) -> None:
+        notify = monitor.frontmatter.notify
+        if not isinstance(notify, RollupNotify):
+            return
+        previous = dict(state.notify_state) if state is not None else {}
+        try:
+            paced = rollup(notify, CapturedMonitor.of(monitor), [], now, previous)
+        except ValueError as error:
+            self._record_error(monitor.id, monitor.source_name, str(error), now, result)
+            return
+        if paced.state == previous and not paced.emitted:
+            return
+        with self.db.write() as conn:
+            queries.save_monitor_state(
+                conn, monitor.id, self.workspace, now_ms=now, notify_state=paced.state,
+                notify_only=True,
+            )
+            if paced.emitted:
+                self._history(
+                    monitor, "triggered", {"observed": 0, "emitted": len(paced.emitted)}, now, conn
+                )
+                self._materialize_all(monitor, paced.emitted, now, result, conn)
+
+    # ------------------------------------------------------------------ errors
+
+    def _history(
+        self, monitor: MonitorDefinition, verdict: str, data: dict[str, Any], now: int, conn: Any
+    ) -> None:
+        queries.add_history(
+            conn,
+            monitor_id=monitor.id,
+            workspace=self.workspace,
+            source_name=monitor.source_name,
+            result=verdict,
+            data=data,
+            now_ms=now,
+        )
+
+    def _record_error(
+        self, monitor_id: str, source_name: str, message: str, now: int, result: TickResult
+    ) -> None:
+        result.errored_observations.append({"monitorId": monitor_id, "message": message})
+        failures = self._failures.setdefault(monitor_id, _Failures())
+        failures.count += 1
+        failures.retry_at_ms = now + backoff_ms(failures.count)
+        failures.last_message = message
+        self._write_errored(monitor_id, source_name, message, now)
+
+    def _record_problem(self, problem: Problem, now: int, result: TickResult) -> None:
+        """A definition that cannot run: listed every tick, written to history once per message."""
+        result.errored_observations.append(
+            {"monitorId": problem.monitor_id, "message": problem.message}
+        )
+        failures = self._failures.setdefault(problem.monitor_id, _Failures())
+        if failures.last_message == problem.message:
+            return
+        failures.last_message = problem.message
+        self._write_errored(problem.monitor_id, problem.source_name, problem.message, now)
+
+    def _write_errored(self, monitor_id: str, source_name: str, message: str, now: int) -> None:
+        try:
+            with self.db.write() as conn:
+                queries.add_history(
+                    conn,
+                    monitor_id=monitor_id,
+                    workspace=self.workspace,
+                    source_name=source_name,
+                    result="errored",
+                    data={"error": message},
+                    now_ms=now,
+                )
+        except Exception:
+            # History is an audit trail; failing to write it must not stop the tick.
+            log.warning("could not record the error of %s", monitor_id, exc_info=True)
+
+    def failure_of(self, monitor_id: str) -> tuple[int, int, str | None]:
+        """(consecutive failures, retry at ms, last message) for ``monitor explain``."""
+        failures = self._failures.get(monitor_id)
+        if failures is None:
+            return 0, 0, None
+        return failures.count, failures.retry_at_ms, failures.last_message
+
+    # ------------------------------------------------------------------ housekeeping
+
+    def _reap_sessions(self, now: int) -> None:
+        """Sessions idle for 30 minutes go dormant (they keep receiving projections)."""
+        cutoff = (now - SESSION_DORMANCY_MS) // 1000
+        now_s = now // 1000
+        try:
+            with self.db.write() as conn:
+                conn.execute(
+                    "UPDATE agent_sessions SET status = 'dormant', dormant_at = ?,"
+                    " last_active_at = ?, updated_at = ?"
+                    " WHERE status = 'active' AND last_active_at <= ?"
+                    " AND (workspace_path = ? OR workspace_path IS NULL)"
+                    " AND NOT EXISTS (SELECT 1 FROM ephemeral_monitors e"
+                    "   WHERE e.session_id = agent_sessions.id AND e.status = 'active'"
+                    "   AND e.created_at > ?)",
+                    (now_s, now_s, now_s, cutoff, self.workspace, cutoff),
+                )
+        except Exception:
+            log.warning("could not mark idle sessions dormant", exc_info=True)
+
+    def _sweep_suppressions(self, now: int) -> None:
+        """Apply object tombstones (verify's scratch files), then purge expired ones."""
+        now_s = now // 1000
+        try:
+            with self.db.write() as conn:
+                active = conn.execute(
+                    "SELECT monitor_id, object_key, workspace_path FROM object_event_suppressions"
+                    " WHERE expires_at > ? AND (workspace_path = ? OR workspace_path IS NULL)",
+                    (now_s, self.workspace),
+                ).fetchall()
+                for monitor_id, object_key, workspace in active:
+                    _delete_object_events(conn, monitor_id, object_key, workspace)
+                conn.execute("DELETE FROM object_event_suppressions WHERE expires_at <= ?", (now_s,))
+        except Exception:
+            log.warning("could not sweep object suppressions", exc_info=True)
+
+
+def _delete_object_events(
+    conn: Any, monitor_id: str, object_key: str, workspace: str | None
+) -> None:
+    match = (
+        " WHERE monitor_id = ? AND object_key = ? AND COALESCE(workspace_path, '') = COALESCE(?, '')"
+    )
+    params = (monitor_id, object_key, workspace)
+    conn.execute(
+        "DELETE FROM session_event_state WHERE event_id IN (SELECT id FROM monitor_events"
+        + match
+        + ")",
+        params,
+    )
+    conn.execute("DELETE FROM monitor_snapshots" + match, params)
+    conn.execute("DELETE FROM session_object_cursor" + match, params)
+    conn.execute("DELETE FROM monitor_events" + match, params)
+
+
+def _message(error: BaseException) -> str:
+    text = str(error).strip()
+    return text or type(error).__name__

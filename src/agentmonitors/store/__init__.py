@@ -1,0 +1,1 @@
+"""The durable store: one SQLite file per workspace holding events, state and history."""

@@ -1,0 +1,180 @@
+"""Opening the database: location, owner-only permissions, pragmas and transactions."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+import stat
+import threading
+from collections.abc import Iterator
+
+from agentmonitors.store.ids import new_id
+from agentmonitors.store.schema import migrate
+
+log = logging.getLogger("agentmonitors.store")
+
+BUSY_TIMEOUT_MS = 5000
+_SIDECARS = ("", "-wal", "-shm", "-journal")
+_tightened: set[str] = set()
+_warned = False
+
+
+class StoreError(Exception):
+    """The database could not be opened or written; the message says what to do."""
+
+
+class StoreBusyError(StoreError):
+    """Another process held the database past the busy timeout."""
+
+
+def _warn_once(message: str) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        log.warning("%s", message)
+
+
+def _tighten(path: str, mode: int) -> None:
+    """chmod ``path`` to ``mode`` without following a symlink planted in its place."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode) or stat.S_IMODE(info.st_mode) == mode:
+        return
+    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    if stat.S_ISDIR(info.st_mode):
+        flags |= os.O_DIRECTORY
+    try:
+        fd = os.open(path, flags)
+    except OSError as error:
+        _warn_once(f"could not tighten permissions of {path}: {error.strerror}")
+        return
+    try:
+        os.fchmod(fd, mode)
+    except PermissionError as error:
+        _warn_once(f"could not tighten permissions of {path}: {error.strerror}")
+    finally:
+        os.close(fd)
+
+
+def prepare_private_directory(path: str) -> None:
+    """Create ``path`` (and parents) owner-only, and tighten it if it already exists."""
+    old = os.umask(0o077)
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    finally:
+        os.umask(old)
+    _tighten(path, 0o700)
+
+
+def tighten_database_files(db_path: str) -> None:
+    """Make the database and its sidecars 0600, once per process per path."""
+    if db_path in _tightened:
+        return
+    _tightened.add(db_path)
+    for suffix in _SIDECARS:
+        _tighten(db_path + suffix, 0o600)
+
+
+def is_memory(db_path: str) -> bool:
+    return db_path == ":memory:" or db_path.startswith("file::memory:")
+
+
+def _translate(error: sqlite3.Error, db_path: str) -> StoreError:
+    text = str(error)
+    if "locked" in text or "busy" in text:
+        return StoreBusyError(
+            f"database {db_path} is locked by another process "
+            f"(waited {BUSY_TIMEOUT_MS // 1000} s); try again once it finishes"
+        )
+    return StoreError(f"database {db_path}: {text}")
+
+
+class Database:
+    """One connection to a workspace database, shared by the threads of one process.
+
+    Every write goes through ``write()``: a ``BEGIN IMMEDIATE`` transaction under a
+    process-wide lock, so read-then-write sequences (insert an event and project it,
+    decide a claim and apply it) are atomic against this process's other work and,
+    through SQLite's write lock, against other processes.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        try:
+            self.conn = self._open()
+        except sqlite3.Error as error:
+            raise _translate(error, path) from error
+
+    def _open(self) -> sqlite3.Connection:
+        if not is_memory(self.path):
+            parent = os.path.dirname(os.path.abspath(self.path))
+            prepare_private_directory(parent)
+        old = os.umask(0o077)
+        try:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        finally:
+            os.umask(old)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if not is_memory(self.path):
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            with self._transaction(conn):
+                migrate(conn, new_id)
+        except BaseException:
+            conn.close()
+            raise
+        if not is_memory(self.path):
+            tighten_database_files(self.path)
+        return conn
+
+    @contextlib.contextmanager
+    def _transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction; SQLite errors surface as ``StoreError``."""
+        try:
+            with self._transaction(self.conn) as conn:
+                yield conn
+        except sqlite3.Error as error:
+            raise _translate(error, self.path) from error
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """Reads under the process lock (the connection is shared between threads)."""
+        try:
+            with self._lock:
+                yield self.conn
+        except sqlite3.Error as error:
+            raise _translate(error, self.path) from error
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

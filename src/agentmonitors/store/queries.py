@@ -1,0 +1,248 @@
+"""Reads and writes of monitor state, observation history and events.
+
+Functions taking a ``sqlite3.Connection`` run inside the caller's transaction, so a
+caller can make several of them atomic; the ``Database`` methods open their own.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from agentmonitors.store.database import Database
+from agentmonitors.store.ids import new_id
+from agentmonitors.store.records import (
+    EventRow,
+    HistoryRow,
+    MonitorStateRow,
+    dumps,
+    loads,
+    to_seconds,
+)
+
+DEFAULT_HISTORY_LIMIT = 50
+
+
+def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[sqlite3.Row]:
+    rows: list[sqlite3.Row] = conn.execute(sql, params).fetchall()
+    return rows
+
+
+# --------------------------------------------------------------------------- monitor state
+
+
+def load_monitor_state(
+    conn: sqlite3.Connection, monitor_id: str, workspace: str | None
+) -> MonitorStateRow | None:
+    row = conn.execute(
+        "SELECT last_observation_at, source_state, notify_state, updated_at FROM monitor_state"
+        " WHERE monitor_id = ? AND COALESCE(workspace_path, '') = COALESCE(?, '')",
+        (monitor_id, workspace),
+    ).fetchone()
+    if row is None:
+        return None
+    last, source_text, notify_text, updated = row
+    notify = loads(notify_text, {})
+    return MonitorStateRow(
+        last_observation_at_ms=None if last is None else int(last) * 1000,
+        source_state=loads(source_text, None),
+        notify_state=notify if isinstance(notify, dict) else {},
+        updated_at_ms=int(updated) * 1000,
+    )
+
+
+def save_monitor_state(
+    conn: sqlite3.Connection,
+    monitor_id: str,
+    workspace: str | None,
+    *,
+    now_ms: int,
+    notify_state: dict[str, Any],
+    last_observation_at_ms: int | None = None,
+    source_state: Any = None,
+    notify_only: bool = False,
+) -> None:
+    """Upsert a monitor's row; ``notify_only`` leaves the observation fields alone."""
+    notify_text = dumps(notify_state)
+    now_s = to_seconds(now_ms)
+    if notify_only:
+        conn.execute(
+            "INSERT INTO monitor_state (id, monitor_id, workspace_path, notify_state, updated_at)"
+            " VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (monitor_id, COALESCE(workspace_path, '')) DO UPDATE SET"
+            " notify_state = excluded.notify_state, updated_at = excluded.updated_at",
+            (new_id(now_ms), monitor_id, workspace, notify_text, now_s),
+        )
+        return
+    conn.execute(
+        "INSERT INTO monitor_state (id, monitor_id, workspace_path, last_observation_at,"
+        " source_state, notify_state, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (monitor_id, COALESCE(workspace_path, '')) DO UPDATE SET"
+        " last_observation_at = excluded.last_observation_at,"
+        " source_state = excluded.source_state, notify_state = excluded.notify_state,"
+        " updated_at = excluded.updated_at",
+        (
+            new_id(now_ms),
+            monitor_id,
+            workspace,
+            None if last_observation_at_ms is None else to_seconds(last_observation_at_ms),
+            dumps(source_state if source_state is not None else {}),
+            notify_text,
+            now_s,
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- history
+
+
+def add_history(
+    conn: sqlite3.Connection,
+    *,
+    monitor_id: str,
+    workspace: str | None,
+    source_name: str,
+    result: str,
+    data: dict[str, Any],
+    now_ms: int,
+) -> str:
+    row_id = new_id(now_ms)
+    conn.execute(
+        "INSERT INTO observation_history (id, monitor_id, workspace_path, source_name,"
+        " observation_data, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (row_id, monitor_id, workspace, source_name, dumps(data), result, to_seconds(now_ms)),
+    )
+    return row_id
+
+
+def list_history(
+    db: Database,
+    *,
+    monitor_id: str | None = None,
+    workspace: str | None = None,
+    limit: int = DEFAULT_HISTORY_LIMIT,
+) -> list[HistoryRow]:
+    """Newest first. A workspace filter is an exact match; ephemeral ids need naming."""
+    where = []
+    params: list[Any] = []
+    if monitor_id is not None:
+        where.append("monitor_id = ?")
+        params.append(monitor_id)
+    else:
+        where.append("monitor_id NOT LIKE 'ephemeral:%'")
+    if workspace is not None:
+        where.append("workspace_path = ?")
+        params.append(workspace)
+    sql = (
+        "SELECT * FROM observation_history WHERE "
+        + " AND ".join(where)
+        + " ORDER BY created_at DESC, id DESC LIMIT ?"
+    )
+    params.append(max(0, limit))
+    with db.read() as conn:
+        return [HistoryRow.from_row(row) for row in _rows(conn, sql, tuple(params))]
+
+
+# --------------------------------------------------------------------------- events
+
+
+def insert_event(conn: sqlite3.Connection, event: EventRow) -> None:
+    conn.execute(
+        "INSERT INTO monitor_events (id, workspace_path, monitor_id, source_name, urgency, title,"
+        " body, summary, payload, snapshot_metadata, snapshot_text, diff_text, object_key,"
+        " baseline_strategy, query_scope, tags, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            event.id,
+            event.workspace_path,
+            event.monitor_id,
+            event.source_name,
+            event.urgency,
+            event.title,
+            event.body,
+            event.summary,
+            dumps(event.payload),
+            dumps(event.snapshot_metadata),
+            event.snapshot_text,
+            event.diff_text,
+            event.object_key,
+            event.baseline_strategy,
+            dumps(event.query_scope),
+            dumps(event.tags),
+            event.created_at,
+        ),
+    )
+
+
+def latest_snapshot(
+    conn: sqlite3.Connection, workspace: str | None, monitor_id: str, object_key: str
+) -> str | None:
+    row = conn.execute(
+        "SELECT content FROM monitor_snapshots WHERE monitor_id = ? AND object_key = ?"
+        " AND workspace_path IS ? ORDER BY created_at DESC, id DESC LIMIT 1",
+        (monitor_id, object_key, workspace),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def insert_snapshot(
+    conn: sqlite3.Connection,
+    *,
+    workspace: str | None,
+    monitor_id: str,
+    object_key: str,
+    event_id: str,
+    content: str,
+    now_ms: int,
+) -> None:
+    conn.execute(
+        "INSERT INTO monitor_snapshots (id, workspace_path, monitor_id, object_key, event_id,"
+        " content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (new_id(now_ms), workspace, monitor_id, object_key, event_id, content, to_seconds(now_ms)),
+    )
+
+
+def list_monitor_events(
+    db: Database, *, monitor_id: str, workspace: str | None, limit: int
+) -> list[EventRow]:
+    """A monitor's events, newest first; a workspace filter also admits global rows."""
+    sql = (
+        "SELECT * FROM monitor_events WHERE monitor_id = ?"
+        " AND (workspace_path IS ? OR workspace_path IS NULL)"
+        " ORDER BY created_at DESC, id DESC LIMIT ?"
+    )
+    with db.read() as conn:
+        rows = _rows(conn, sql, (monitor_id, workspace, max(0, limit)))
+    return [EventRow.from_row(row) for row in rows]
+
+
+def event_ids_for_monitor(db: Database, monitor_id: str) -> list[str]:
+    with db.read() as conn:
+        return [
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM monitor_events WHERE monitor_id = ? ORDER BY created_at, id",
+                (monitor_id,),
+            )
+        ]
+
+
+def count_rows(db: Database, table: str) -> int:
+    with db.read() as conn:
+        return int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+
+def session_counts(db: Database, workspace: str | None = None) -> dict[str, int]:
+    """Sessions of one workspace (or all when None), by status."""
+    sql = "SELECT status, COUNT(*) FROM agent_sessions"
+    params: tuple[Any, ...] = ()
+    if workspace is not None:
+        sql += " WHERE workspace_path = ?"
+        params = (workspace,)
+    sql += " GROUP BY status"
+    counts = {"active": 0, "dormant": 0}
+    with db.read() as conn:
+        for status, count in conn.execute(sql, params):
+            counts[str(status)] = int(count)
+    counts["total"] = sum(counts.values())
+    return counts

@@ -1,0 +1,142 @@
+"""Rows of the store and the camelCase JSON shapes they print as.
+
+Database timestamps are epoch seconds (the reference's on-disk format); the runtime
+works in milliseconds and converts at this boundary.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from agentmonitors.runtime.clock import iso_from_ms
+
+
+def to_seconds(ms: int) -> int:
+    return ms // 1000
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def loads(text: str | None, default: Any) -> Any:
+    if text is None:
+        return default
+    try:
+        return json.loads(text)
+    except ValueError:
+        return default
+
+
+def iso_from_seconds(seconds: int | None) -> str | None:
+    return None if seconds is None else iso_from_ms(int(seconds) * 1000)
+
+
+@dataclass(frozen=True)
+class MonitorStateRow:
+    last_observation_at_ms: int | None
+    source_state: Any
+    notify_state: dict[str, Any]
+    updated_at_ms: int
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    id: str
+    monitor_id: str
+    workspace_path: str | None
+    source_name: str
+    observation_data: dict[str, Any]
+    result: str
+    created_at: int
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> HistoryRow:
+        data = loads(row["observation_data"], {})
+        return cls(
+            id=row["id"],
+            monitor_id=row["monitor_id"],
+            workspace_path=row["workspace_path"],
+            source_name=row["source_name"],
+            observation_data=data if isinstance(data, dict) else {},
+            result=row["result"],
+            created_at=row["created_at"],
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "monitorId": self.monitor_id,
+            "workspacePath": self.workspace_path,
+            "sourceName": self.source_name,
+            "observationData": self.observation_data,
+            "result": self.result,
+            "createdAt": iso_from_seconds(self.created_at),
+        }
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: str
+    workspace_path: str | None
+    monitor_id: str
+    source_name: str
+    urgency: str
+    title: str
+    body: str
+    summary: str
+    payload: Any
+    snapshot_metadata: Any
+    snapshot_text: str | None
+    diff_text: str | None
+    object_key: str | None
+    baseline_strategy: str | None
+    query_scope: dict[str, Any]
+    tags: list[str]
+    created_at: int
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> EventRow:
+        return cls(
+            id=row["id"],
+            workspace_path=row["workspace_path"],
+            monitor_id=row["monitor_id"],
+            source_name=row["source_name"],
+            urgency=row["urgency"],
+            title=row["title"],
+            body=row["body"],
+            summary=row["summary"],
+            payload=loads(row["payload"], {}),
+            snapshot_metadata=loads(row["snapshot_metadata"], {}),
+            snapshot_text=row["snapshot_text"],
+            diff_text=row["diff_text"],
+            object_key=row["object_key"],
+            baseline_strategy=row["baseline_strategy"],
+            query_scope=loads(row["query_scope"], {}),
+            tags=loads(row["tags"], []),
+            created_at=row["created_at"],
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "workspacePath": self.workspace_path,
+            "monitorId": self.monitor_id,
+            "sourceName": self.source_name,
+            "urgency": self.urgency,
+            "title": self.title,
+            "body": self.body,
+            "summary": self.summary,
+            "payload": self.payload,
+            "snapshotMetadata": self.snapshot_metadata,
+            "snapshotText": self.snapshot_text,
+            "diffText": self.diff_text,
+            "objectKey": self.object_key,
+            "baselineStrategy": self.baseline_strategy,
+            "queryScope": self.query_scope,
+            "tags": self.tags,
+            "createdAt": iso_from_seconds(self.created_at),
+        }

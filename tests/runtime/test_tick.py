@@ -1,0 +1,312 @@
+"""The tick against a real SQLite file, driven by a manual clock and a scripted source."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentmonitors.runtime.clock import ManualClock, iso_from_ms
+from agentmonitors.runtime.tick import Runtime, TickResult
+from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult
+from agentmonitors.store.database import Database
+
+START = 1_780_000_000_000
+
+
+class ScriptedSource:
+    """A real source whose observations come from a list the test fills."""
+
+    name = "scripted"
+    description = "Test source"
+    stateful = False
+    scope_schema: Mapping[str, Any] = {"type": "object"}
+
+    def __init__(self) -> None:
+        self.queue: list[ObservationResult | Exception] = []
+        self.contexts: list[ObservationContext] = []
+
+    async def observe(
+        self, config: Mapping[str, Any], context: ObservationContext
+    ) -> ObservationResult:
+        self.contexts.append(context)
+        if not self.queue:
+            return ObservationResult()
+        item = self.queue.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / ".claude" / "monitors").mkdir(parents=True)
+    return root
+
+
+def write_monitor(workspace: Path, monitor_id: str, frontmatter: str, body: str = "Act.") -> None:
+    folder = workspace / ".claude" / "monitors" / monitor_id
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "MONITOR.md").write_text(f"---\n{frontmatter}---\n{body}\n")
+
+
+class Harness:
+    def __init__(self, workspace: Path, db_path: Path) -> None:
+        self.workspace = workspace
+        self.db_path = db_path
+        self.clock = ManualClock(START)
+        self.source = ScriptedSource()
+        self.registry = SourceRegistry()
+        self.registry.register(self.source)
+        self.restart()
+
+    def restart(self) -> None:
+        self.db = Database(str(self.db_path))
+        self.runtime = Runtime(self.db, str(self.workspace), self.registry, clock=self.clock)
+
+    def tick(self, *force: str) -> TickResult:
+        return asyncio.run(self.runtime.tick(force))
+
+    def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
+        with self.db.read() as conn:
+            return [dict(row) for row in conn.execute(sql, params)]
+
+
+@pytest.fixture
+def harness(workspace: Path, tmp_path: Path) -> Harness:
+    h = Harness(workspace, tmp_path / "data" / "inbox.db")
+    yield h
+    h.db.close()
+
+
+def observed(*observations: Observation, state: Any = None) -> ObservationResult:
+    return ObservationResult(list(observations), next_state=state)
+
+
+def test_events_carry_the_materialization_rules(harness: Harness) -> None:
+    write_monitor(harness.workspace, "docs", "watch:\n  type: scripted\ntags: [docs]\n", "Review.")
+    harness.source.queue.append(
+        observed(
+            Observation(
+                title="File changed: a.md",
+                snapshot_text="one\n",
+                object_key="/w/a.md",
+                query_scope={"filePath": "/w/a.md"},
+                change_kind="modified",
+            ),
+            state={"cursor": 1},
+        )
+    )
+    result = harness.tick()
+    assert result.evaluated_monitors == ["docs"]
+    (event_id,) = result.emitted_event_ids
+    (event,) = harness.rows("SELECT * FROM monitor_events")
+    assert event["id"] == event_id
+    assert event["title"] == "File changed: a.md"
+    assert event["summary"] == "File changed: a.md"
+    assert event["body"] == "Review."
+    assert event["urgency"] == "normal"
+    assert event["object_key"] == "/w/a.md"
+    assert event["baseline_strategy"] == "net"
+    assert json.loads(event["query_scope"]) == {"filePath": "/w/a.md", "changeKind": "modified"}
+    assert json.loads(event["tags"]) == ["docs"]
+    assert event["created_at"] == START // 1000
+    assert event["diff_text"] is None
+    assert event["workspace_path"] == str(harness.workspace)
+    (state,) = harness.rows("SELECT * FROM monitor_state")
+    assert json.loads(state["source_state"]) == {"cursor": 1}
+    assert state["last_observation_at"] == START // 1000
+    (history,) = harness.rows("SELECT * FROM observation_history")
+    assert history["result"] == "triggered"
+    assert json.loads(history["observation_data"]) == {"observed": 1, "emitted": 1}
+
+
+def test_name_overrides_title_and_second_snapshot_gets_a_diff(harness: Harness) -> None:
+    write_monitor(harness.workspace, "docs", "name: Docs drift\nwatch:\n  type: scripted\n")
+    harness.source.queue += [
+        observed(Observation(title="t1", snapshot_text="a\nb", object_key="k")),
+        observed(Observation(title="t2", snapshot_text="a\nc", object_key="k")),
+    ]
+    harness.tick()
+    harness.clock.advance(30_000)
+    harness.tick()
+    events = harness.rows("SELECT title, diff_text FROM monitor_events ORDER BY id")
+    assert events == [
+        {"title": "Docs drift", "diff_text": None},
+        {"title": "Docs drift", "diff_text": "- 2: b\n+ 2: c"},
+    ]
+    assert len(harness.rows("SELECT * FROM monitor_snapshots")) == 2
+
+
+def test_not_due_monitor_is_skipped_with_its_next_due_time(harness: Harness) -> None:
+    write_monitor(harness.workspace, "docs", "watch:\n  type: scripted\n  interval: 45s\n")
+    harness.tick()
+    harness.clock.advance(10_000)
+    result = harness.tick()
+    assert result.evaluated_monitors == []
+    assert result.skipped_monitors == [
+        {"monitorId": "docs", "nextDueAt": iso_from_ms(START + 45_000)}
+    ]
+    harness.clock.advance(35_000)
+    assert harness.tick().evaluated_monitors == ["docs"]
+    results = [row["result"] for row in harness.rows("SELECT result FROM observation_history")]
+    assert results == ["no-change", "no-change"]
+
+
+def test_erroring_monitor_is_recorded_backed_off_and_keeps_its_state(harness: Harness) -> None:
+    write_monitor(harness.workspace, "bad", "watch:\n  type: scripted\n  interval: 1s\n")
+    write_monitor(harness.workspace, "good", "watch:\n  type: scripted\n  interval: 1s\n")
+    harness.source.queue += [
+        observed(state={"baseline": True}),  # bad, first tick
+        observed(Observation(title="g")),  # good, first tick
+    ]
+    harness.tick()
+    harness.clock.advance(1_000)
+    harness.source.queue += [RuntimeError("disk on fire"), observed(Observation(title="g2"))]
+    result = harness.tick()
+    assert result.errored_observations == [{"monitorId": "bad", "message": "disk on fire"}]
+    assert len(result.emitted_event_ids) == 1  # the other monitor still ran
+    (bad_state,) = harness.rows("SELECT * FROM monitor_state WHERE monitor_id = 'bad'")
+    assert json.loads(bad_state["source_state"]) == {"baseline": True}
+    assert bad_state["last_observation_at"] == START // 1000
+
+    harness.clock.advance(1_000)  # inside the 5 s backoff
+    result = harness.tick()
+    assert "bad" not in result.evaluated_monitors
+    assert {"monitorId": "bad", "nextDueAt": iso_from_ms(START + 6_000)} in result.skipped_monitors
+    # A hint (forced evaluation) bypasses the backoff: it may be the fix.
+    result = harness.tick("bad")
+    assert "bad" in result.evaluated_monitors
+    errored = harness.rows(
+        "SELECT observation_data FROM observation_history WHERE result = 'errored'"
+    )
+    assert [json.loads(row["observation_data"]) for row in errored] == [{"error": "disk on fire"}]
+
+
+def test_invalid_definition_is_reported_and_the_rest_run(harness: Harness) -> None:
+    write_monitor(harness.workspace, "good", "watch:\n  type: scripted\n")
+    write_monitor(harness.workspace, "broken", "watch: [unclosed\n")
+    write_monitor(harness.workspace, "unknown", "watch:\n  type: nope\n")
+    harness.source.queue.append(observed(Observation(title="g")))
+    result = harness.tick()
+    assert result.evaluated_monitors == ["good"]
+    assert len(result.emitted_event_ids) == 1
+    errored = {item["monitorId"]: item["message"] for item in result.errored_observations}
+    assert set(errored) == {"broken", "unknown"}
+    assert "nope" in errored["unknown"]
+    harness.clock.advance(60_000)
+    again = harness.tick()
+    assert {item["monitorId"] for item in again.errored_observations} == {"broken", "unknown"}
+    # History records each problem once, not once per tick.
+    assert len(harness.rows("SELECT * FROM observation_history WHERE result = 'errored'")) == 2
+
+
+def test_monitor_edited_into_invalid_yaml_stops_running(harness: Harness) -> None:
+    write_monitor(harness.workspace, "docs", "watch:\n  type: scripted\n  interval: 1s\n")
+    assert harness.tick().evaluated_monitors == ["docs"]
+    path = harness.workspace / ".claude" / "monitors" / "docs" / "MONITOR.md"
+    path.write_text("---\nwatch: {type: scripted\n---\nbody\n")
+    harness.clock.advance(2_000)
+    result = harness.tick()
+    assert result.evaluated_monitors == []
+    assert [item["monitorId"] for item in result.errored_observations] == ["docs"]
+
+
+def test_held_debounce_batch_survives_a_restart(harness: Harness) -> None:
+    write_monitor(
+        harness.workspace,
+        "docs",
+        "watch:\n  type: scripted\n  interval: 1s\nnotify:\n  strategy: debounce\n"
+        "  settle-for: 10s\n",
+    )
+    harness.source.queue.append(observed(Observation(title="a"), Observation(title="b")))
+    result = harness.tick()
+    assert result.emitted_event_ids == []
+    assert harness.rows("SELECT result FROM observation_history") == [{"result": "suppressed"}]
+
+    harness.db.close()
+    harness.restart()
+    harness.clock.advance(10_000)
+    result = harness.tick()
+    assert len(result.emitted_event_ids) == 2
+    titles = [row["title"] for row in harness.rows("SELECT title FROM monitor_events ORDER BY id")]
+    assert titles == ["a", "b"]
+    created = {row["created_at"] for row in harness.rows("SELECT created_at FROM monitor_events")}
+    assert created == {START // 1000}  # observed time, not release time
+
+
+def test_rollup_flushes_on_a_not_due_tick(harness: Harness) -> None:
+    # 2026-05-28T20:26:40Z is START; the window fires at 20:30 UTC.
+    write_monitor(
+        harness.workspace,
+        "digest",
+        "watch:\n  type: scripted\n  interval: 1h\nnotify:\n  strategy: rollup\n"
+        "  window: '30 20 * * *'\n",
+    )
+    harness.source.queue.append(observed(Observation(title="a")))
+    assert harness.tick().emitted_event_ids == []
+    harness.clock.set(START + 200_000)  # 20:30:00, monitor not due for an hour
+    result = harness.tick()
+    assert result.evaluated_monitors == []
+    assert len(result.emitted_event_ids) == 1
+    rows = harness.rows("SELECT result, observation_data FROM observation_history ORDER BY id")
+    assert rows[-1] == {"result": "triggered", "observation_data": '{"observed":0,"emitted":1}'}
+
+
+def test_one_event_failing_to_store_does_not_lose_its_siblings(harness: Harness) -> None:
+    write_monitor(harness.workspace, "docs", "watch:\n  type: scripted\n")
+    harness.source.queue.append(
+        observed(Observation(title="ok"), Observation(title="bad", payload={1, 2}))
+    )
+    result = harness.tick()
+    assert len(result.emitted_event_ids) == 1
+    assert result.errored_observations == []
+    assert [row["title"] for row in harness.rows("SELECT title FROM monitor_events")] == ["ok"]
+    results = [row["result"] for row in harness.rows("SELECT result FROM observation_history")]
+    assert sorted(results) == ["errored", "triggered"]
+
+
+def test_lead_sessions_receive_projections_with_cursor_seeded(harness: Harness) -> None:
+    write_monitor(harness.workspace, "docs", "watch:\n  type: scripted\n  interval: 1s\n")
+    with harness.db.write() as conn:
+        for sid, role, workspace in (
+            ("S1", "lead", str(harness.workspace)),
+            ("S2", "subagent", str(harness.workspace)),
+            ("S3", "lead", "/elsewhere"),
+            ("S4", "lead", None),
+        ):
+            conn.execute(
+                "INSERT INTO agent_sessions (id, adapter, host_session_id, agent_identity, role,"
+                " workspace_path, hook_state_path, status, baseline_at, last_active_at,"
+                " created_at, updated_at) VALUES (?, 'claude-code', ?, ?, ?, ?, '/x', 'active',"
+                " ?, ?, ?, ?)",
+                (sid, sid, sid, role, workspace, *([START // 1000] * 4)),
+            )
+    harness.source.queue += [
+        observed(Observation(title="v1", snapshot_text="v1", object_key="k")),
+        observed(Observation(title="v2", snapshot_text="v2", object_key="k")),
+    ]
+    harness.tick()
+    harness.clock.advance(1_000)
+    harness.tick()
+    projected = harness.rows(
+        "SELECT s.session_id, s.diff_text, e.title FROM session_event_state s"
+        " JOIN monitor_events e ON e.id = s.event_id ORDER BY e.id, s.session_id"
+    )
+    assert projected == [
+        {"session_id": "S1", "diff_text": None, "title": "v1"},
+        {"session_id": "S4", "diff_text": None, "title": "v1"},
+        {"session_id": "S1", "diff_text": "- 1: v1\n+ 1: v2", "title": "v2"},
+        {"session_id": "S4", "diff_text": "- 1: v1\n+ 1: v2", "title": "v2"},
+    ]
+    cursors = harness.rows("SELECT session_id, baseline_content FROM session_object_cursor")
+    assert sorted((row["session_id"], row["baseline_content"]) for row in cursors) == [
+        ("S1", "v1"),
+        ("S4", "v1"),
+    ]
