@@ -30,3 +30,25 @@ def test_workspace_module_imports_only_the_standard_library() -> None:
         if name.split(".")[0] not in sys.stdlib_module_names and not name.startswith("_")
     }
     assert third_party == set()
+
+
+@pytest.mark.slow
+def test_daemon_client_and_paths_import_only_the_standard_library() -> None:
+    modules = imported_modules("import agentmonitors.daemon.client, agentmonitors.paths")
+    ours = {name for name in modules if name.split(".")[0] == "agentmonitors"}
+    assert ours == {
+        "agentmonitors",
+        "agentmonitors.workspace",
+        "agentmonitors.paths",
+        "agentmonitors.daemon",
+        "agentmonitors.daemon.client",
+        "agentmonitors.daemon.protocol",
+    }
+    third_party = {
+        name
+        for name in modules - ours
+        if name.split(".")[0] not in sys.stdlib_module_names and not name.startswith("_")
+    }
+    assert third_party == set()
+    # The hook path's client is plain sockets: asyncio alone costs more than the hook.
+    assert "asyncio" not in modules

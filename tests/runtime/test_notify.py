@@ -26,7 +26,10 @@ from agentmonitors.sources.observation import Observation
 START = int(datetime(2026, 12, 2, 10, 0, 0, tzinfo=UTC).timestamp() * 1000)
 
 
-def monitor(band: UrgencyBand = UrgencyBand("normal", "normal")) -> CapturedMonitor:
+NORMAL = UrgencyBand("normal", "normal")
+
+
+def monitor(band: UrgencyBand = NORMAL) -> CapturedMonitor:
     return CapturedMonitor(
         id="docs",
         display_name="docs",
@@ -165,7 +168,9 @@ def test_rollup_accumulates_and_fires_once_per_window_minute() -> None:
     at_eight = int(datetime(2026, 12, 2, 8, 0, tzinfo=UTC).timestamp() * 1000)
     first = dispatch(config, monitor(), [env("a", at_eight)], at_eight, {})
     assert first.emitted == []
-    second = dispatch(config, monitor(), [env("b", at_eight + 60_000)], at_eight + 60_000, first.state)
+    second = dispatch(
+        config, monitor(), [env("b", at_eight + 60_000)], at_eight + 60_000, first.state
+    )
     assert pending_count(second.state) == 2
 
     at_nine = int(datetime(2026, 12, 2, 9, 0, 20, tzinfo=UTC).timestamp() * 1000)
@@ -236,6 +241,8 @@ def test_held_batch_survives_a_json_round_trip_with_its_captured_definition() ->
 
 
 def test_bad_rollup_time_zone_raises_for_isolation() -> None:
-    config = RollupNotify.model_construct(strategy="rollup", window="0 9 * * *", timezone="Mars/Base")
+    config = RollupNotify.model_construct(
+        strategy="rollup", window="0 9 * * *", timezone="Mars/Base"
+    )
     with pytest.raises(ValueError, match="Mars/Base"):
         dispatch(config, monitor(), [], START, {})

@@ -35,7 +35,7 @@ class ManualClock:
 
 
 def iso_from_ms(ms: int) -> str:
-    """``YYYY-MM-DDTHH:MM:SS.sssZ`` (UTC, milliseconds): every timestamp we print or store as text."""
+    """``YYYY-MM-DDTHH:MM:SS.sssZ`` (UTC, ms): every timestamp we print or store as text."""
     moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 

@@ -65,7 +65,9 @@ def materialize(
 ) -> EventRow:
     """Write one event with its projections and snapshot, inside the caller's transaction."""
     observation = envelope.observation
-    object_key = observation.object_key if observation.object_key is not None else envelope.monitor.id
+    object_key = (
+        observation.object_key if observation.object_key is not None else envelope.monitor.id
+    )
     previous = (
         latest_snapshot(conn, workspace, envelope.monitor.id, object_key)
         if observation.snapshot_text is not None

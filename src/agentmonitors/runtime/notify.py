@@ -20,6 +20,7 @@ from agentmonitors.monitor.model import (
     RollupNotify,
     ThrottleNotify,
     UrgencyBand,
+    UrgencyLevel,
     parse_urgency_band,
 )
 from agentmonitors.runtime.clock import iso_from_ms, ms_from_iso
@@ -114,7 +115,7 @@ class Envelope:
     monitor: CapturedMonitor
     observation: Observation
     observed_at_ms: int
-    effective_urgency: str
+    effective_urgency: UrgencyLevel
 
     @property
     def escalated(self) -> bool:
@@ -141,9 +142,11 @@ class Envelope:
         )
         observation = Observation.from_json(data["observation"])
         observed_at = ms_from_iso(str(data.get("observedAt", "")))
-        urgency = data.get("effectiveUrgency")
-        if urgency not in URGENCY_RANK:
-            urgency = monitor.band.clamp(observation.salience)
+        stored = data.get("effectiveUrgency")
+        urgency: UrgencyLevel = next(
+            (level for level in URGENCY_RANK if level == stored),
+            monitor.band.clamp(observation.salience),
+        )
         return cls(monitor, observation, now_ms if observed_at is None else observed_at, urgency)
 
 

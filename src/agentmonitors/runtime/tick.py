@@ -78,11 +78,19 @@ class Runtime:
 
     # ------------------------------------------------------------------ tick
 
-    async def tick(self, force: Iterable[str] = ()) -> TickResult:
-        """Run one tick. ``force`` names monitors to observe now whatever their schedule
-        (file-change hints); it also clears their backoff, as the hint may be the fix."""
+    async def tick(
+        self, force: Iterable[str] = (), force_sources: Iterable[str] = ()
+    ) -> TickResult:
+        """Run one tick.
+
+        ``force`` names monitors to observe now whatever their schedule (file-change
+        hints); it also skips their backoff, as the change may be the fix.
+        ``force_sources`` does the same for every monitor of those sources (a daemon
+        that just started reconciles what changed while it was down).
+        """
         now = self.clock.now_ms()
         forced = set(force)
+        forced_sources = set(force_sources)
         result = TickResult()
         definitions = self.definitions.load(self.workspace, self.monitors_dir)
         self.last_definitions = definitions
@@ -100,7 +108,7 @@ class Runtime:
                 self._record_error(monitor.id, monitor.source_name, schedule.error, now, result)
                 continue
             failures = self._failures.get(monitor.id)
-            if monitor.id not in forced:
+            if monitor.id not in forced and monitor.source_name not in forced_sources:
                 if failures is not None and failures.retry_at_ms > now:
                     result.skipped_monitors.append(
                         {"monitorId": monitor.id, "nextDueAt": iso_from_ms(failures.retry_at_ms)}
@@ -240,7 +248,11 @@ class Runtime:
             return
         with self.db.write() as conn:
             queries.save_monitor_state(
-                conn, monitor.id, self.workspace, now_ms=now, notify_state=paced.state,
+                conn,
+                monitor.id,
+                self.workspace,
+                now_ms=now,
+                notify_state=paced.state,
                 notify_only=True,
             )
             if paced.emitted:
@@ -341,7 +353,9 @@ class Runtime:
                 ).fetchall()
                 for monitor_id, object_key, workspace in active:
                     _delete_object_events(conn, monitor_id, object_key, workspace)
-                conn.execute("DELETE FROM object_event_suppressions WHERE expires_at <= ?", (now_s,))
+                conn.execute(
+                    "DELETE FROM object_event_suppressions WHERE expires_at <= ?", (now_s,)
+                )
         except Exception:
             log.warning("could not sweep object suppressions", exc_info=True)
 
@@ -350,7 +364,8 @@ def _delete_object_events(
     conn: Any, monitor_id: str, object_key: str, workspace: str | None
 ) -> None:
     match = (
-        " WHERE monitor_id = ? AND object_key = ? AND COALESCE(workspace_path, '') = COALESCE(?, '')"
+        " WHERE monitor_id = ? AND object_key = ?"
+        " AND COALESCE(workspace_path, '') = COALESCE(?, '')"
     )
     params = (monitor_id, object_key, workspace)
     conn.execute(

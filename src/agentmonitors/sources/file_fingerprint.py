@@ -1,11 +1,54 @@
-"""file-fingerprint: content hashes of the files matching a set of globs."""
+"""file-fingerprint: content hashes of the files matching a set of globs.
+
+Each ``observe`` is a full reconcile (spec 04 §3): expand the globs, fingerprint every
+matched file, and compare with the fingerprints stored in the previous state. An
+in-memory cache per ``(monitor, path)`` remembers ``(size, mtime_ns, inode, sha256)`` so
+an unchanged file is not read again; a file whose mtime is within
+:data:`RACY_WINDOW_NS` of the wall clock (or was when it was hashed) is always re-read,
+as a write in the same timestamp tick could otherwise go unnoticed. (The wall clock, not
+``context.now_ms``: mtimes are wall-clock facts.) The accepted trade-off:
+rewriting a file in place with same-size content and then restoring its old mtime
+defeats the cache until the file changes again (the same trade-off git makes).
+"""
 
 from __future__ import annotations
 
-from pydantic import Field
+import asyncio
+import hashlib
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field, ValidationError
 
 from agentmonitors.monitor.fields import Duration, GlobPatterns, OptionalGlobPatterns
+from agentmonitors.monitor.issues import issues_from_pydantic
 from agentmonitors.sources.base import ModelSource, SourceConfig
+from agentmonitors.sources.file_globs import (
+    compile_patterns,
+    exists,
+    matched_files,
+    resolve_base,
+)
+from agentmonitors.sources.observation import (
+    ChangeKind,
+    Observation,
+    ObservationContext,
+    ObservationResult,
+)
+
+# A file modified this recently (relative to when it is hashed) is "racily clean":
+# another write within the same mtime tick would leave size and mtime unchanged.
+RACY_WINDOW_NS = 2_000_000_000
+
+LABELS: dict[ChangeKind, str] = {
+    "created": "File created",
+    "modified": "File changed",
+    "deleted": "File deleted",
+    "descoped": "File no longer matched by globs",
+}
 
 
 class FileFingerprintConfig(SourceConfig):
@@ -28,8 +71,167 @@ class FileFingerprintConfig(SourceConfig):
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _CachedHash:
+    size: int
+    mtime_ns: int
+    inode: int
+    sha: str
+    # Hashed at least RACY_WINDOW_NS after the mtime it saw, so reusable.
+    settled: bool
+
+
 class FileFingerprintSource(ModelSource):
     name = "file-fingerprint"
     description = "Reports files matching globs that are created, changed or deleted."
     stateful = True
     config_model = FileFingerprintConfig
+
+    def __init__(self) -> None:
+        self._hashes: dict[str, dict[str, _CachedHash]] = {}
+        self._lock = threading.Lock()
+
+    def forget(self, monitor_id: str) -> None:
+        """Drop the hash cache of a monitor that was removed."""
+        with self._lock:
+            self._hashes.pop(monitor_id, None)
+
+    async def observe(
+        self, config: Mapping[str, Any], context: ObservationContext
+    ) -> ObservationResult:
+        try:
+            parsed = self.parse_config(config)
+        except ValidationError as error:
+            problems = "; ".join(
+                issue.render("scope") for issue in issues_from_pydantic(error, dict(config))
+            )
+            raise ValueError(f"Invalid file-fingerprint config: {problems}") from None
+        assert isinstance(parsed, FileFingerprintConfig)
+        return await asyncio.to_thread(self._reconcile, parsed, context)
+
+    def _reconcile(
+        self, config: FileFingerprintConfig, context: ObservationContext
+    ) -> ObservationResult:
+        base = resolve_base(config.cwd, context.workspace_path)
+        files = matched_files(
+            compile_patterns(config.globs, base), compile_patterns(config.ignore, base)
+        )
+        previous = _previous_fingerprints(context.previous_state)
+        with self._lock:
+            cache = self._hashes.get(context.monitor_id, {})
+        fresh: dict[str, _CachedHash] = {}
+        fingerprints: dict[str, str] = {}
+        contents: dict[str, bytes] = {}
+        now_ns = time.time_ns()
+        for path, info in files.items():
+            cached = cache.get(path)
+            if (
+                cached is not None
+                and cached.settled
+                and cached.size == info.st_size
+                and cached.mtime_ns == info.st_mtime_ns
+                and cached.inode == info.st_ino
+                and now_ns - info.st_mtime_ns >= RACY_WINDOW_NS
+                # A hash the stored state disagrees with is re-read: its text is
+                # needed, and that read is the authority.
+                and (previous is None or previous.get(path) == cached.sha)
+            ):
+                fresh[path] = cached
+                fingerprints[path] = cached.sha
+                continue
+            started_ns = time.time_ns()
+            data = _read(path)
+            sha = hashlib.sha256(data).hexdigest()
+            fresh[path] = _CachedHash(
+                info.st_size,
+                info.st_mtime_ns,
+                info.st_ino,
+                sha,
+                settled=started_ns - info.st_mtime_ns >= RACY_WINDOW_NS,
+            )
+            fingerprints[path] = sha
+            if previous is not None and previous.get(path) != sha:
+                contents[path] = data
+        with self._lock:
+            self._hashes[context.monitor_id] = fresh
+
+        observations: list[Observation] = []
+        if previous is not None:
+            for path in sorted(fingerprints.keys() | previous.keys()):
+                observation = _compare(path, previous, fingerprints, contents)
+                if observation is not None:
+                    observations.append(observation)
+        return ObservationResult(
+            observations=observations,
+            next_state={"fingerprints": fingerprints},
+            outcome="no-files-matched" if not files and not observations else None,
+        )
+
+
+def _compare(
+    path: str,
+    previous: Mapping[str, Any],
+    fingerprints: dict[str, str],
+    contents: dict[str, bytes],
+) -> Observation | None:
+    current = fingerprints.get(path)
+    if current is None:
+        return _absent(path, "descoped" if exists(path) else "deleted", previous[path])
+    if path in previous and previous[path] == current:
+        return None
+    data = contents[path]
+    if path in previous:
+        return _present(path, "modified", current, data, previous[path])
+    return _present(path, "created", current, data)
+
+
+def _present(
+    path: str, kind: ChangeKind, current: str, data: bytes, previous: Any = None
+) -> Observation:
+    hashes: dict[str, Any] = {"filePath": path}
+    if kind == "modified":
+        hashes["previousHash"] = previous
+    hashes["currentHash"] = current
+    title = f"{LABELS[kind]}: {path}"
+    return Observation(
+        title=title,
+        summary=title,
+        payload=hashes,
+        snapshot=dict(hashes),
+        snapshot_text=None if b"\0" in data else data.decode("utf-8", errors="replace"),
+        object_key=path,
+        query_scope={"filePath": path},
+        change_kind=kind,
+    )
+
+
+def _absent(path: str, kind: ChangeKind, previous: Any) -> Observation:
+    title = f"{LABELS[kind]}: {path}"
+    return Observation(
+        title=title,
+        summary=title,
+        payload={"filePath": path, "previousHash": previous},
+        snapshot={"filePath": path, "previousHash": previous},
+        object_key=path,
+        query_scope={"filePath": path},
+        change_kind=kind,
+        salience="high" if kind == "deleted" else None,
+    )
+
+
+def _previous_fingerprints(state: Any) -> dict[str, Any] | None:
+    """The stored fingerprints, or None when there is no baseline yet."""
+    if not isinstance(state, Mapping):
+        return None
+    fingerprints = state.get("fingerprints")
+    if not isinstance(fingerprints, Mapping):
+        return None
+    return {str(path): value for path, value in fingerprints.items()}
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise OSError(error.errno, f"Cannot read matched file {path}: {error.strerror}") from error

@@ -18,7 +18,7 @@ log = logging.getLogger("agentmonitors.store")
 BUSY_TIMEOUT_MS = 5000
 _SIDECARS = ("", "-wal", "-shm", "-journal")
 _tightened: set[str] = set()
-_warned = False
+_warned: list[str] = []
 
 
 class StoreError(Exception):
@@ -30,9 +30,8 @@ class StoreBusyError(StoreError):
 
 
 def _warn_once(message: str) -> None:
-    global _warned
     if not _warned:
-        _warned = True
+        _warned.append(message)
         log.warning("%s", message)
 
 

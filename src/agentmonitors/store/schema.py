@@ -63,7 +63,8 @@ _TABLES = (
       object_key TEXT NOT NULL, workspace_path TEXT, baseline_snapshot_id TEXT,
       baseline_content TEXT NOT NULL DEFAULT '', updated_at INTEGER NOT NULL)""",
     """CREATE UNIQUE INDEX IF NOT EXISTS idx_session_object_cursor_key
-      ON session_object_cursor (session_id, monitor_id, object_key, COALESCE(workspace_path, ''))""",
+      ON session_object_cursor
+      (session_id, monitor_id, object_key, COALESCE(workspace_path, ''))""",
 )
 
 _MONITOR_STATE = (
@@ -194,7 +195,8 @@ def _version_1(conn: sqlite3.Connection) -> None:
         " ON agent_sessions (adapter, host_session_id)",
         "CREATE UNIQUE INDEX IF NOT EXISTS idx_session_event_state_key"
         " ON session_event_state (session_id, event_id)",
-        "CREATE INDEX IF NOT EXISTS idx_session_event_state_event ON session_event_state (event_id)",
+        "CREATE INDEX IF NOT EXISTS idx_session_event_state_event"
+        " ON session_event_state (event_id)",
         "CREATE INDEX IF NOT EXISTS idx_monitor_events_monitor"
         " ON monitor_events (monitor_id, workspace_path, created_at)",
         "CREATE INDEX IF NOT EXISTS idx_monitor_snapshots_object"

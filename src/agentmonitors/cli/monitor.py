@@ -1,0 +1,210 @@
+"""``agentmonitors monitor``: look into one monitor's history and delivery path."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from agentmonitors.cli.output import emit, format_option, report_error, resolve_format
+from agentmonitors.workspace import read_local_state, resolve_workspace
+
+OFFLINE_NOTICE = "No daemon running — showing persisted state from the last tick."
+
+
+@click.group("monitor", help="Inspect one monitor.")
+def command() -> None:
+    pass
+
+
+def _nothing_persisted(workspace: str, socket_path: str) -> str:
+    """What to do when neither a daemon nor the database has anything to show."""
+    if read_local_state(workspace).enabled:
+        head = "No daemon running for this workspace and no persisted state to show."
+        hint = ""
+    else:
+        head = "No daemon running at the default socket and no persisted state to show."
+        hint = (
+            " This workspace is not enabled: run `agentmonitors init --enable-only` so a"
+            " Claude Code session starts its daemon."
+        )
+    return (
+        f"{head}{hint} Start one with `agentmonitors daemon run` (or pass --socket <path> if it"
+        f" listens elsewhere than {socket_path}), or try a monitor once with"
+        " `agentmonitors monitor test <path>`."
+    )
+
+
+def _open_existing(db_path: str) -> Any:
+    """The workspace database if it exists; never creates one just to find it empty."""
+    from agentmonitors.store.database import Database, is_memory
+
+    if is_memory(db_path) or not os.path.exists(db_path):
+        return None
+    return Database(db_path)
+
+
+# --------------------------------------------------------------------------- history
+
+
+def history_text(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "No observation history."
+    return "\n".join(
+        f"{row['createdAt']}  {row['result']:<10}  {row['monitorId']}  ({row['sourceName']})"
+        for row in rows
+    )
+
+
+@command.command("history", help="Recent observations of one monitor (or all), newest first.")
+@click.argument("monitor_id", required=False)
+@click.option("--socket", help="Unix socket of the daemon.")
+@click.option("--workspace", help="Project directory; when given, also filters the rows.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--dir", "dir_", hidden=True)
+@format_option(("toon", "json", "text"), None)
+def history(
+    monitor_id: str | None,
+    socket: str | None,
+    workspace: str | None,
+    limit: int,
+    dir_: str | None,
+    output_format: str | None,
+) -> int:
+    from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call
+    from agentmonitors.paths import resolve_db_path, resolve_socket_path
+
+    fmt = resolve_format(output_format)
+    if dir_ is not None:
+        click.echo(
+            "error: no such option: --dir. monitor history scopes by --workspace "
+            "(the project directory), not --dir.",
+            err=True,
+        )
+        return 1
+    workspace_path = resolve_workspace(workspace)
+    socket_path = resolve_socket_path(workspace_path, socket)
+    params: dict[str, Any] = {"limit": limit}
+    if monitor_id is not None:
+        params["monitorId"] = monitor_id
+    if workspace is not None:
+        params["workspacePath"] = workspace_path
+    try:
+        rows = call(socket_path, "history.list", params)
+    except DaemonConnectionError:
+        rows = None
+    except DaemonError as error:
+        return report_error(f"History failed: {error}", fmt == "json")
+    if rows is not None:
+        emit(rows, fmt, lambda: history_text(rows))
+        return 0
+
+    from agentmonitors.store import queries
+    from agentmonitors.store.database import StoreError
+
+    try:
+        db = _open_existing(resolve_db_path(workspace_path))
+        if db is None:
+            found: list[dict[str, Any]] = []
+        else:
+            with db:
+                found = [
+                    row.to_json()
+                    for row in queries.list_history(
+                        db,
+                        monitor_id=monitor_id,
+                        workspace=workspace_path if workspace is not None else None,
+                        limit=limit,
+                    )
+                ]
+    except StoreError as error:
+        return report_error(f"History failed: {error}", fmt == "json")
+    if not found:
+        return report_error(_nothing_persisted(workspace_path, socket_path), fmt == "json")
+    if fmt == "toon":
+        click.echo(OFFLINE_NOTICE)
+    emit(found, fmt, lambda: OFFLINE_NOTICE + "\n" + history_text(found))
+    return 0
+
+
+# --------------------------------------------------------------------------- explain
+
+
+@command.command("explain", help="Why a monitor did or did not reach a session, stage by stage.")
+@click.argument("monitor_id")
+@click.option("--dir", "monitors_dir", help="Monitors folder (default: .claude/monitors).")
+@click.option("--workspace", help="Project directory (default: the current project).")
+@click.option("--socket", help="Unix socket of the daemon.")
+@click.option("--history-limit", type=click.IntRange(min=0), default=10, show_default=True)
+@click.option("--event-limit", type=click.IntRange(min=0), default=10, show_default=True)
+@format_option(("toon", "json", "text"), None)
+def explain(
+    monitor_id: str,
+    monitors_dir: str | None,
+    workspace: str | None,
+    socket: str | None,
+    history_limit: int,
+    event_limit: int,
+    output_format: str | None,
+) -> int:
+    from agentmonitors.cli.daemon import workspace_and_monitors
+    from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call
+    from agentmonitors.paths import resolve_db_path, resolve_socket_path
+    from agentmonitors.runtime.explain import has_persisted_state, render_explain_text
+
+    fmt = resolve_format(output_format)
+    workspace_path, monitors_path = workspace_and_monitors(workspace, monitors_dir)
+    socket_path = resolve_socket_path(workspace_path, socket)
+    params = {
+        "monitorId": monitor_id,
+        "monitorsDir": monitors_path,
+        "workspacePath": workspace_path,
+        "historyLimit": history_limit,
+        "eventLimit": event_limit,
+    }
+    try:
+        report = call(socket_path, "monitor.explain", params)
+    except DaemonConnectionError:
+        report = None
+    except DaemonError as error:
+        return report_error(f"Explain failed: {error}", fmt == "json")
+    if report is not None:
+        emit(report, fmt, lambda: render_explain_text(report))
+        return 0
+
+    from agentmonitors.runtime.clock import SystemClock
+    from agentmonitors.runtime.explain import explain_monitor
+    from agentmonitors.sources.registry import bundled_registry
+    from agentmonitors.store.database import Database, StoreError
+
+    try:
+        db_path = resolve_db_path(workspace_path)
+        existing = _open_existing(db_path)
+        # With no database yet the definition stages can still be judged; use a
+        # throwaway in-memory one rather than creating the real file.
+        with existing if existing is not None else Database(":memory:") as db:
+            offline = explain_monitor(
+                db,
+                bundled_registry(),
+                monitor_id=monitor_id,
+                workspace=workspace_path,
+                monitors_dir=monitors_path,
+                history_limit=history_limit,
+                event_limit=event_limit,
+                now_ms=SystemClock().now_ms(),
+            )
+    except StoreError as error:
+        return report_error(f"Explain failed: {error}", fmt == "json")
+    definition_failed = any(
+        stage["id"] in ("definition", "scheduling") and stage["status"] == "failure"
+        for stage in offline["stages"]
+    )
+    if not definition_failed and not has_persisted_state(offline):
+        return report_error(_nothing_persisted(workspace_path, socket_path), fmt == "json")
+    if definition_failed:
+        emit(offline, fmt, lambda: render_explain_text(offline))
+        return 0
+    noticed = {"notice": OFFLINE_NOTICE, **offline}
+    emit(noticed, fmt, lambda: OFFLINE_NOTICE + "\n" + render_explain_text(offline))
+    return 0

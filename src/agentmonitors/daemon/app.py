@@ -1,0 +1,283 @@
+"""The per-workspace daemon: a socket server, the tick loop, file hints and idle reaping."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentmonitors.daemon.channels import channel_attached
+from agentmonitors.daemon.server import DaemonServer, Method, RequestError, params
+from agentmonitors.runtime.clock import Clock, SystemClock
+from agentmonitors.runtime.definitions import Definitions
+from agentmonitors.runtime.tick import Runtime, TickResult
+from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.store import queries
+from agentmonitors.store.database import Database
+
+log = logging.getLogger("agentmonitors.daemon")
+
+BOOT_GRACE_MS = 10_000
+REAP_CHECK_S = 1.0
+# Sources whose changes arrive as file-system events between reconciles.
+HINTED_SOURCES: tuple[str, ...] = ("file-fingerprint",)
+
+
+@dataclass(frozen=True)
+class DaemonOptions:
+    workspace: str
+    monitors_dir: str | None
+    socket_path: str
+    db_path: str
+    poll_ms: int = 30_000
+    reap_after_ms: int = 300_000
+
+
+def tick_summary(result: TickResult, *, verb: str) -> str | None:
+    """The line a running daemon prints after a tick that did something."""
+    emitted, errored = result.emitted_event_ids, result.errored_observations
+    if not emitted and not errored:
+        return None
+    head = f"{verb} {len(emitted)} event(s) from {len(result.evaluated_monitors)} monitor(s)"
+    if not errored:
+        return head + "."
+    lines = [f"{head}, {len(errored)} errored:"]
+    lines += [f"  {item['monitorId']}: {item['message']}" for item in errored]
+    return "\n".join(lines)
+
+
+class Daemon:
+    def __init__(
+        self,
+        options: DaemonOptions,
+        registry: SourceRegistry,
+        *,
+        clock: Clock | None = None,
+        out: Callable[[str], None] = print,
+    ) -> None:
+        self.options = options
+        self.registry = registry
+        self.clock: Clock = clock or SystemClock()
+        self.out = out
+        self.db = Database(options.db_path)
+        self.runtime = Runtime(
+            self.db,
+            options.workspace,
+            registry,
+            monitors_dir=options.monitors_dir,
+            clock=self.clock,
+        )
+        self.runtime.after_tick.append(self._after_tick)
+        self.started_at_ms = self.clock.now_ms()
+        self._wake = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._hinted: set[str] = set()
+        self._idle_since_ms = self.started_at_ms
+        self._seen_session = False
+        self._hints: Any = None
+        self._hint_targets: dict[str, list[str]] = {}
+        self._hint_filters: dict[str, Any] = {}
+        self.server = DaemonServer(options.socket_path, self._methods())
+
+    # ------------------------------------------------------------------ methods
+
+    def _methods(self) -> dict[str, Method]:
+        return {
+            "stop": Method(self._m_stop, params()),
+            "status": Method(self._m_status, params()),
+            "history.list": Method(
+                self._m_history,
+                params(monitorId=(str, False), workspacePath=(str, False), limit=(int, False)),
+            ),
+            "daemon.tick": Method(
+                self._m_tick, params(monitorsDir=(str, False), workspacePath=(str, False))
+            ),
+            "monitor.explain": Method(
+                self._m_explain,
+                params(
+                    monitorId=(str, True),
+                    monitorsDir=(str, False),
+                    workspacePath=(str, False),
+                    historyLimit=(int, False),
+                    eventLimit=(int, False),
+                ),
+            ),
+        }
+
+    async def _m_stop(self, _: dict[str, Any]) -> Any:
+        self.request_stop()
+        return {"stopping": True}
+
+    async def _m_status(self, _: dict[str, Any]) -> Any:
+        counts = queries.session_counts(self.db)
+        return {
+            "sessions": counts["total"],
+            "activeSessions": counts["active"],
+            "dormantSessions": counts["dormant"],
+            "events": queries.count_rows(self.db, "monitor_events"),
+            "pid": os.getpid(),
+            "reapAfterMs": self.options.reap_after_ms,
+            "workspacePath": self.options.workspace,
+            "uptimeMs": self.clock.now_ms() - self.started_at_ms,
+            "fileEvents": self._file_events_status(),
+        }
+
+    async def _m_history(self, request: dict[str, Any]) -> Any:
+        limit = request.get("limit", queries.DEFAULT_HISTORY_LIMIT)
+        if limit < 0:
+            raise RequestError("limit must not be negative")
+        rows = queries.list_history(
+            self.db,
+            monitor_id=request.get("monitorId"),
+            workspace=request.get("workspacePath"),
+            limit=limit,
+        )
+        return [row.to_json() for row in rows]
+
+    async def _m_tick(self, request: dict[str, Any]) -> Any:
+        workspace = request.get("workspacePath", self.options.workspace)
+        if workspace != self.options.workspace:
+            raise RequestError(f"this daemon serves {self.options.workspace}, not {workspace}")
+        result = await self.runtime.tick()
+        return result.to_json()
+
+    async def _m_explain(self, request: dict[str, Any]) -> Any:
+        from agentmonitors.runtime.explain import explain_monitor
+
+        return explain_monitor(
+            self.db,
+            self.registry,
+            monitor_id=request["monitorId"],
+            workspace=request.get("workspacePath", self.options.workspace),
+            monitors_dir=request.get("monitorsDir") or self.options.monitors_dir,
+            history_limit=request.get("historyLimit", 10),
+            event_limit=request.get("eventLimit", 10),
+            now_ms=self.clock.now_ms(),
+            runtime=self.runtime,
+        )
+
+    # ------------------------------------------------------------------ loop
+
+    def request_stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def _on_hint(self, monitor_ids: set[str]) -> None:
+        self._hinted |= monitor_ids
+        self._wake.set()
+
+    def _file_events_status(self) -> dict[str, Any]:
+        hints = self._hints
+        if hints is None:
+            return {"available": False, "problem": "not started"}
+        return {"available": bool(hints.available), "problem": hints.problem}
+
+    def _after_tick(self, definitions: Definitions, result: TickResult | None) -> None:
+        """Recompute which folders to watch for the file monitors that can run now."""
+        del result
+        from agentmonitors.sources.file_hints import hint_filter, watch_roots
+
+        targets: dict[str, list[str]] = {}
+        filters: dict[str, Any] = {}
+        for monitor in definitions.runnable:
+            if monitor.source_name in HINTED_SOURCES:
+                try:
+                    targets[monitor.id] = watch_roots(monitor.source_config, self.options.workspace)
+                    filters[monitor.id] = hint_filter(monitor.source_config, self.options.workspace)
+                except Exception:
+                    log.warning("cannot watch %s for changes", monitor.id, exc_info=True)
+        # A monitor whose watched folders changed (new globs, a folder created) is
+        # reconciled once more after the new watch is in place, so nothing falls
+        # between the old watch and the new one.
+        self._hinted |= {
+            monitor_id
+            for monitor_id, roots in targets.items()
+            if self._hint_targets.get(monitor_id) not in (None, roots)
+        }
+        self._hint_targets = targets
+        self._hint_filters = filters
+
+    async def run(self) -> int:
+        """Serve until stopped; returns the process exit code."""
+        from agentmonitors.sources.file_hints import FileHintWatcher
+
+        await self.server.start()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, self.request_stop)
+        self.out(f"AgentMon daemon listening on {self.options.socket_path}")
+        self._hints = FileHintWatcher(self._on_hint)
+        serving = asyncio.create_task(self.server.serve_forever())
+        try:
+            # Watch first, then reconcile every file monitor: a change made while no
+            # daemon ran is found by the reconcile, one made from now on by the watch.
+            initial = self.runtime.definitions.load(
+                self.options.workspace, self.options.monitors_dir
+            )
+            self._after_tick(initial, None)
+            await self._hints.update(self._hint_targets, self._hint_filters)
+            force_sources: tuple[str, ...] = HINTED_SOURCES
+            next_tick = 0.0
+            while not self._stop.is_set():
+                if self._hinted or time.monotonic() >= next_tick:
+                    forced, self._hinted = self._hinted, set()
+                    next_tick = time.monotonic() + self.options.poll_ms / 1000
+                    await self._tick_once(forced, force_sources)
+                    force_sources = ()
+                    await self._hints.update(self._hint_targets, self._hint_filters)
+                if self._should_reap():
+                    self.out("AgentMon daemon idle with no active session; stopping.")
+                    break
+                if self._hinted:
+                    continue
+                self._wake.clear()  # nothing pending: the next set() is news
+                timeout = max(0.0, next_tick - time.monotonic())
+                if self.options.reap_after_ms > 0:
+                    # Reaping is judged on its own clock, not only after ticks.
+                    timeout = min(timeout, REAP_CHECK_S)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout)
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+            await self._hints.close()
+            await self.server.close()
+            serving.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await serving
+            self.db.close()
+        return 0
+
+    async def _tick_once(self, forced: set[str], force_sources: tuple[str, ...]) -> None:
+        try:
+            result = await self.runtime.tick(forced, force_sources)
+        except Exception as error:
+            log.debug("tick failed", exc_info=True)
+            self.out(f"AgentMon runtime tick failed: {error}")
+            return
+        summary = tick_summary(result, verb="Emitted")
+        if summary is not None:
+            self.out(summary)
+
+    def _should_reap(self) -> bool:
+        reap_after = self.options.reap_after_ms
+        if reap_after <= 0:
+            return False
+        now = self.clock.now_ms()
+        counts = queries.session_counts(self.db, self.options.workspace)
+        if counts["total"]:
+            self._seen_session = True
+        if counts["active"] > 0:
+            self._idle_since_ms = now
+            return False
+        if channel_attached(self.options.socket_path, self.options.workspace, now):
+            self._idle_since_ms = now
+            return False
+        limit = reap_after if self._seen_session else max(reap_after, BOOT_GRACE_MS)
+        return now - self._idle_since_ms >= limit

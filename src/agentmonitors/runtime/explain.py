@@ -1,0 +1,776 @@
+"""``monitor explain``: a read-only, stage-by-stage diagnosis of one monitor.
+
+The report walks the pipeline in order — definition, scheduling, observation,
+notify state, materialization, projection and delivery — and gives each stage a
+status:
+
+- ``ok``: the stage produced what the next one needs;
+- ``healthy``: the stage ran and "nothing to do" was the right outcome (an idle
+  monitor is not a bug);
+- ``pending``: the stage is holding on purpose (debounce, rollup, throttle,
+  backoff) or waits for an upstream stage that has not produced anything yet;
+- ``failure``: a real fault the author has to act on.
+
+The verdict is the first stage of the most severe status. Everything is read from
+the definitions on disk and the persisted store (plus, inside the daemon, the
+runtime's in-memory backoff), so the same report can be built with no daemon
+running. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from agentmonitors.monitor.discovery import project_monitors_dir
+from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.monitor.parse import monitor_id_for
+from agentmonitors.runtime.clock import iso_from_ms, ms_from_iso
+from agentmonitors.runtime.definitions import DefinitionCache, Problem
+from agentmonitors.runtime.notify import pending_count
+from agentmonitors.runtime.scheduling import (
+    SCHEDULE_MIN_GAP_MS,
+    interval_ms,
+    schedule_for,
+)
+from agentmonitors.store import queries
+from agentmonitors.store.records import EventRow, HistoryRow, MonitorStateRow, iso_from_seconds
+
+if TYPE_CHECKING:
+    from agentmonitors.runtime.tick import Runtime
+    from agentmonitors.sources.base import SourceRegistry
+    from agentmonitors.store.database import Database
+
+STAGE_LABELS: dict[str, str] = {
+    "definition": "Definition",
+    "scheduling": "Scheduling",
+    "observation": "Observation",
+    "notify": "Notify state",
+    "materialization": "Materialization",
+    "delivery": "Projection and delivery",
+}
+STAGE_IDS = tuple(STAGE_LABELS)
+STATUS_GLYPHS: dict[str, str] = {"ok": "✓", "healthy": "○", "pending": "⏳", "failure": "✗"}
+STATUS_SEVERITY: dict[str, int] = {"ok": 0, "healthy": 1, "pending": 2, "failure": 3}
+# Observation outcomes that mean "the source ran and there was nothing to report".
+IDLE_RESULTS = frozenset({"no-change", "rebaselined", "no-files-matched"})
+SESSION_HINT = (
+    "sessions register when a Claude Code session starts (its SessionStart hook runs "
+    "`agentmonitors session start`)"
+)
+BLOCKED_REASON = "Not evaluated: the definition stage failed."
+
+
+def _stage(
+    stage_id: str, status: str, reason: str, details: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return {
+        "id": stage_id,
+        "label": STAGE_LABELS[stage_id],
+        "status": status,
+        "reason": reason,
+        "details": details if details is not None else {},
+    }
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _every(ms: int) -> str:
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms >= size and ms % size == 0:
+            return f"every {ms // size}{unit}"
+    return f"every {ms} ms"
+
+
+def _next_cron_ms(expression: str, timezone: str, not_before_ms: int) -> int | None:
+    """Start of the first minute at or after ``not_before_ms``'s minute the cron matches."""
+    from zoneinfo import ZoneInfo
+
+    from cronsim import CronSim
+
+    try:
+        zone = ZoneInfo(timezone)
+        minute = datetime.fromtimestamp((not_before_ms // 60_000) * 60, tz=zone)
+        upcoming = next(CronSim(" ".join(expression.split()), minute - timedelta(seconds=1)))
+    except Exception:
+        return None
+    return int(upcoming.timestamp() * 1000)
+
+
+# --------------------------------------------------------------------------- context
+
+
+@dataclass
+class _Context:
+    """Everything the stages read, gathered once."""
+
+    db: Database
+    monitor_id: str
+    workspace: str
+    now_ms: int
+    runtime: Runtime | None
+    monitor: MonitorDefinition | None = None
+    state: MonitorStateRow | None = None
+    history: list[HistoryRow] = field(default_factory=list)
+    events: list[EventRow] = field(default_factory=list)
+    latest_event: EventRow | None = None
+    event_total: int = 0
+    schedule_error: str | None = None
+
+    @property
+    def notify_state(self) -> dict[str, Any]:
+        return self.state.notify_state if self.state is not None else {}
+
+    @property
+    def latest(self) -> HistoryRow | None:
+        return self.history[0] if self.history else None
+
+
+def _event_total(ctx: _Context) -> int:
+    with ctx.db.read() as conn:
+        row = conn.execute(
+            "SELECT COUNT(*) FROM monitor_events WHERE monitor_id = ?"
+            " AND (workspace_path = ? OR workspace_path IS NULL)",
+            (ctx.monitor_id, ctx.workspace),
+        ).fetchone()
+    return int(row[0])
+
+
+# --------------------------------------------------------------------------- definition
+
+
+def _monitor_json(monitor_id: str, monitor: MonitorDefinition | None) -> dict[str, Any]:
+    if monitor is None:
+        return {
+            "id": monitor_id,
+            "displayName": None,
+            "filePath": None,
+            "sourceName": None,
+            "urgency": None,
+        }
+    return {
+        "id": monitor.id,
+        "displayName": monitor.display_name,
+        "filePath": monitor.file_path,
+        "sourceName": monitor.source_name,
+        "urgency": str(monitor.frontmatter.band),
+    }
+
+
+def _problem_matches(problem: Problem, monitor_id: str) -> bool:
+    return problem.monitor_id == monitor_id or monitor_id_for(problem.file_path) == monitor_id
+
+
+def _definition(
+    registry: SourceRegistry, workspace: str, monitors_dir: str | None, monitor_id: str
+) -> tuple[dict[str, Any], MonitorDefinition | None, dict[str, Any]]:
+    """(definition stage, the runnable definition or None, the report's ``monitor`` block)."""
+    cache = DefinitionCache(registry)
+    definitions = cache.load(workspace, monitors_dir)
+    for monitor in definitions.runnable:
+        if monitor.id == monitor_id:
+            stage = _stage(
+                "definition",
+                "ok",
+                "Monitor definition is valid.",
+                {"filePath": monitor.file_path, "sourceName": monitor.source_name},
+            )
+            return stage, monitor, _monitor_json(monitor_id, monitor)
+    problems = [
+        problem for problem in definitions.problems if _problem_matches(problem, monitor_id)
+    ]
+    if problems:
+        first = problems[0]
+        # The file parsed (it failed a later check, or is a duplicate): its name and
+        # urgency are still worth showing.
+        parsed = cache.parse(first.file_path, None)
+        known = parsed if isinstance(parsed, MonitorDefinition) else None
+        block = _monitor_json(monitor_id, known)
+        block["filePath"] = first.file_path
+        if first.source_name != "unknown":
+            block["sourceName"] = first.source_name
+        if first.message.startswith("Duplicate monitor id"):
+            reason = first.message
+        elif known is not None:
+            reason = f"Monitor definition is invalid: {first.message}"
+        else:
+            reason = f"MONITOR.md failed to parse: {first.message}"
+        details: dict[str, Any] = {
+            "filePath": first.file_path,
+            "problems": [
+                {"filePath": problem.file_path, "message": problem.message} for problem in problems
+            ],
+        }
+        return _stage("definition", "failure", reason, details), None, block
+    known_ids = sorted(
+        {monitor.id for monitor in definitions.runnable}
+        | {problem.monitor_id for problem in definitions.problems if "/" not in problem.monitor_id}
+    )
+    folder = monitors_dir or project_monitors_dir(workspace)
+    listing = f"known ids: {', '.join(known_ids)}" if known_ids else "no monitors are defined"
+    reason = f'Monitor "{monitor_id}" was not found in {folder}; {listing}.'
+    details = {"monitorsDir": folder, "knownIds": known_ids}
+    return _stage("definition", "failure", reason, details), None, _monitor_json(monitor_id, None)
+
+
+# --------------------------------------------------------------------------- scheduling
+
+
+def _scheduling(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
+    now = ctx.now_ms
+    config = monitor.source_config
+    last = ctx.state.last_observation_at_ms if ctx.state is not None else None
+    schedule = schedule_for(monitor.source_name, config, last, now)
+    details: dict[str, Any] = {
+        "due": schedule.due,
+        "nextPollMs": schedule.next_poll_ms,
+        "lastObservationAt": None if last is None else iso_from_ms(last),
+        "stateRecorded": ctx.state is not None,
+    }
+    if schedule.error is not None:
+        ctx.schedule_error = schedule.error
+        details["error"] = schedule.error
+        return _stage(
+            "scheduling",
+            "failure",
+            f"The schedule cannot be evaluated, so the monitor never runs: {schedule.error}",
+            details,
+        )
+    next_due: int | None = now if schedule.due else None
+    if monitor.source_name == "schedule":
+        cron = config.get("cron")
+        timezone = config.get("timezone", "UTC")
+        cadence = f"cron '{cron}' ({timezone})"
+        details.update(cron=cron, timezone=timezone)
+        if not schedule.due and isinstance(cron, str) and isinstance(timezone, str):
+            earliest = now if last is None else max(now, last + SCHEDULE_MIN_GAP_MS)
+            found = _next_cron_ms(cron, timezone, earliest)
+            next_due = None if found is None else max(found, now)
+    else:
+        every = interval_ms(monitor.source_name, config)
+        cadence = _every(every)
+        details["intervalMs"] = every
+        if not schedule.due:
+            next_due = (last if last is not None else now) + every
+    details["nextDueAt"] = None if next_due is None else iso_from_ms(next_due)
+    if schedule.due:
+        when = "now"
+    elif next_due is None:
+        when = "never (the cron expression has no upcoming match)"
+    else:
+        when = f"at {iso_from_ms(next_due)}"
+    if ctx.runtime is not None:
+        count, retry_at, message = ctx.runtime.failure_of(monitor.id)
+        if count > 0:
+            details.update(
+                consecutiveFailures=count, retryAt=iso_from_ms(retry_at), lastError=message
+            )
+            if retry_at > now:
+                details["nextDueAt"] = iso_from_ms(max(retry_at, next_due or retry_at))
+                return _stage(
+                    "scheduling",
+                    "pending",
+                    f"Backing off after {_plural(count, 'consecutive failure')}; next attempt "
+                    f"at {iso_from_ms(retry_at)} ({cadence}).",
+                    details,
+                )
+    if last is None:
+        reason = f"Not observed yet; due {when} ({cadence})."
+    else:
+        reason = f"Last observed at {iso_from_ms(last)}; next due {when} ({cadence})."
+    return _stage("scheduling", "ok", reason, details)
+
+
+# --------------------------------------------------------------------------- observation
+
+
+def _observation(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
+    latest = ctx.latest
+    if ctx.schedule_error is not None:
+        details: dict[str, Any] = {"error": ctx.schedule_error}
+        if latest is not None:
+            details["latestResult"] = latest.result
+        return _stage(
+            "observation",
+            "failure",
+            "The source is never observed while its schedule cannot be evaluated: "
+            f"{ctx.schedule_error}",
+            details,
+        )
+    if latest is None:
+        return _stage(
+            "observation",
+            "pending",
+            "Not observed yet: no observation history is recorded for this monitor "
+            "in this workspace.",
+        )
+    at = iso_from_seconds(latest.created_at)
+    data = latest.observation_data
+    details = {"result": latest.result, "observedAt": at, **data}
+    observed = data.get("observed")
+    emitted = data.get("emitted")
+    if latest.result == "errored":
+        error = data.get("error", "no message recorded")
+        return _stage(
+            "observation", "failure", f"The latest observation ({at}) errored: {error}", details
+        )
+    if latest.result == "no-change":
+        return _stage(
+            "observation",
+            "healthy",
+            f"Source ran at {at} and observed 0 changes — the watched target has not "
+            "changed (not a bug).",
+            details,
+        )
+    if latest.result == "rebaselined":
+        return _stage(
+            "observation",
+            "healthy",
+            f"Source rebaselined at {at} and reported no change — the target is tracked, "
+            "nothing to report (not a bug).",
+            details,
+        )
+    if latest.result == "no-files-matched":
+        globs = monitor.source_config.get("globs")
+        cwd = monitor.source_config.get("cwd")
+        details.update(globs=globs, cwd=cwd, workspace=ctx.workspace)
+        return _stage(
+            "observation",
+            "healthy",
+            f"Source ran at {at} but matched no files; if files should match, check "
+            f"watch.globs and watch.cwd (relative to the workspace {ctx.workspace}).",
+            details,
+        )
+    seen = _plural(observed, "change") if isinstance(observed, int) else "some changes"
+    if latest.result == "suppressed":
+        return _stage(
+            "observation",
+            "ok",
+            f"The latest observation ({at}) saw {seen}; notify emitted none yet "
+            "(held, throttled or filtered).",
+            details,
+        )
+    if latest.result == "triggered":
+        if observed == 0 and isinstance(emitted, int):
+            reason = (
+                f"The latest evaluation ({at}) released {_plural(emitted, 'held observation')}."
+            )
+        else:
+            reason = f"The latest observation ({at}) saw {seen} and emitted {emitted}."
+        return _stage("observation", "ok", reason, details)
+    return _stage(
+        "observation", "ok", f"The latest observation outcome ({at}) was {latest.result}.", details
+    )
+
+
+# --------------------------------------------------------------------------- notify
+
+
+def _notify(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
+    state = ctx.notify_state
+    now = ctx.now_ms
+    authored = monitor.notify_as_authored()
+    base: dict[str, Any] = {"strategy": authored.get("strategy") if authored else None}
+    held = pending_count(state)
+    debounce = state.get("pendingDebounce")
+    if isinstance(debounce, dict) and held:
+        due_text = str(debounce.get("dueAt", ""))
+        due_at = ms_from_iso(due_text)
+        overdue = due_at is None or due_at <= now
+        details = {**base, "kind": "debounce", "observations": held, "dueAt": due_text or None}
+        details["overdue"] = overdue
+        if overdue:
+            reason = (
+                f"The debounce settle window has elapsed; {_plural(held, 'held observation')} "
+                "flush on the next evaluation of this monitor."
+            )
+        else:
+            reason = f"Debounce is holding {_plural(held, 'observation')} until {due_text}."
+        return _stage("notify", "pending", reason, details)
+    rollup = state.get("pendingRollup")
+    if isinstance(rollup, dict) and held:
+        window = authored.get("window") if authored else None
+        timezone = (authored.get("timezone") if authored else None) or "UTC"
+        fires = _next_cron_ms(window, timezone, now + 1) if isinstance(window, str) else None
+        details = {**base, "kind": "rollup", "observations": held, "window": window}
+        details["nextWindowAt"] = None if fires is None else iso_from_ms(fires)
+        when = f" (next at {iso_from_ms(fires)})" if fires is not None else ""
+        reason = (
+            f"Rollup is holding {_plural(held, 'observation')} until the next window "
+            f"'{window}'{when}."
+        )
+        return _stage("notify", "pending", reason, details)
+    until_text = state.get("suppressedUntil")
+    until = ms_from_iso(str(until_text)) if until_text is not None else None
+    if until is not None and until > now:
+        details = {**base, "kind": "throttle", "suppressedUntil": iso_from_ms(until)}
+        return _stage(
+            "notify",
+            "pending",
+            f"Throttle is dropping new observations until {iso_from_ms(until)}.",
+            details,
+        )
+    return _stage(
+        "notify", "ok", "No debounce, rollup or throttle hold is active.", {**base, "held": 0}
+    )
+
+
+# --------------------------------------------------------------------------- materialization
+
+
+def _materialization(ctx: _Context, observation: str, notify: str) -> dict[str, Any]:
+    latest_event = ctx.latest_event
+    if latest_event is not None:
+        at = iso_from_seconds(latest_event.created_at)
+        details = {
+            "count": ctx.event_total,
+            "latestEventId": latest_event.id,
+            "latestTitle": latest_event.title,
+            "latestAt": at,
+            "eventIds": [event.id for event in ctx.events],
+        }
+        return _stage(
+            "materialization",
+            "ok",
+            f'{_plural(ctx.event_total, "event")} stored; latest "{latest_event.title}" at {at}.',
+            details,
+        )
+    latest = ctx.latest
+    if notify == "pending" and pending_count(ctx.notify_state):
+        return _stage(
+            "materialization",
+            "pending",
+            "No events yet — the notify stage is holding the observations.",
+            {"count": 0},
+        )
+    if latest is None or observation in ("pending", "failure"):
+        return _stage(
+            "materialization",
+            "pending",
+            "No events yet — waiting for a successful observation.",
+            {"count": 0},
+        )
+    if latest.result in IDLE_RESULTS:
+        return _stage(
+            "materialization",
+            "healthy",
+            "No events — expected, the source observed no changes (not a bug).",
+            {"count": 0},
+        )
+    if latest.result == "suppressed":
+        return _stage(
+            "materialization",
+            "healthy",
+            "No events — the observed changes were throttled or filtered out by the notify "
+            "and payload settings.",
+            {"count": 0},
+        )
+    return _stage(
+        "materialization",
+        "failure",
+        f"No monitor_events rows exist for this monitor in this workspace although the latest "
+        f"observation was {latest.result}.",
+        {"count": 0},
+    )
+
+
+# --------------------------------------------------------------------------- delivery
+
+
+def _session_json(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "adapter": row["adapter"],
+        "hostSessionId": row["host_session_id"],
+        "agentIdentity": row["agent_identity"],
+        "role": row["role"],
+        "workspacePath": row["workspace_path"],
+        "hookStatePath": row["hook_state_path"],
+        "status": row["status"],
+        "baselineAt": iso_from_seconds(row["baseline_at"]),
+        "lastActiveAt": iso_from_seconds(row["last_active_at"]),
+        "lastRecapAt": iso_from_seconds(row["last_recap_at"]),
+        "dormantAt": iso_from_seconds(row["dormant_at"]),
+        "createdAt": iso_from_seconds(row["created_at"]),
+        "updatedAt": iso_from_seconds(row["updated_at"]),
+    }
+
+
+def _delivery_state(row: sqlite3.Row) -> str:
+    if row["acknowledged_at"] is not None:
+        return "acknowledged"
+    if row["first_notified_at"] is not None:
+        return "claimed"
+    return "unread"
+
+
+def _projection_json(row: sqlite3.Row) -> dict[str, Any]:
+    projection: dict[str, Any] = {
+        "eventId": row["event_id"],
+        "sessionId": row["session_id"],
+        "sessionRole": row["session_role"],
+        "sessionStatus": row["session_status"],
+        "deliveryState": _delivery_state(row),
+        "workspacePath": row["session_workspace"],
+        "createdAt": iso_from_seconds(row["created_at"]),
+    }
+    optional = {
+        "firstNotifiedAt": iso_from_seconds(row["first_notified_at"]),
+        "lastClaimAt": iso_from_seconds(row["last_claim_at"]),
+        "lastClaimLifecycle": row["last_claim_lifecycle"],
+        "acknowledgedAt": iso_from_seconds(row["acknowledged_at"]),
+        "interpretDecision": row["interpret_decision"],
+        "interpretReason": row["interpret_reason"],
+        "interpretDigest": row["interpret_digest"],
+        "diffText": row["diff_text"] if row["diff_text"] is not None else row["event_diff"],
+    }
+    projection.update({key: value for key, value in optional.items() if value is not None})
+    if row["net_suppressed_at"] is not None:
+        projection["netSuppressed"] = True
+    return projection
+
+
+_PROJECTION_JOIN = (
+    " FROM session_event_state s"
+    " JOIN monitor_events e ON e.id = s.event_id"
+    " JOIN agent_sessions a ON a.id = s.session_id"
+    " WHERE e.monitor_id = ? AND (e.workspace_path = ? OR e.workspace_path IS NULL)"
+    " AND (a.workspace_path = ? OR a.workspace_path IS NULL)"
+)
+
+
+@dataclass(frozen=True)
+class _Delivery:
+    lead_sessions: list[dict[str, Any]]
+    projections: list[dict[str, Any]]
+    # Per session: acknowledged > suppressed > claimed > unread, each row counted once.
+    counts: dict[str, dict[str, int]]
+    interpret_suppressed: int
+
+
+def _read_delivery(ctx: _Context) -> _Delivery:
+    params = (ctx.monitor_id, ctx.workspace, ctx.workspace)
+    with ctx.db.read() as conn:
+        sessions = conn.execute(
+            "SELECT * FROM agent_sessions WHERE role = 'lead'"
+            " AND (workspace_path = ? OR workspace_path IS NULL) ORDER BY created_at, id",
+            (ctx.workspace,),
+        ).fetchall()
+        tallies = conn.execute(
+            "SELECT s.session_id,"
+            " SUM(s.acknowledged_at IS NOT NULL),"
+            " SUM(s.acknowledged_at IS NULL AND s.net_suppressed_at IS NOT NULL),"
+            " SUM(s.acknowledged_at IS NULL AND s.net_suppressed_at IS NULL"
+            "     AND s.first_notified_at IS NOT NULL),"
+            " SUM(s.acknowledged_at IS NULL AND s.net_suppressed_at IS NULL"
+            "     AND s.first_notified_at IS NULL),"
+            " SUM(COALESCE(s.interpret_decision, '') = 'suppress')"
+            + _PROJECTION_JOIN
+            + " GROUP BY s.session_id ORDER BY MIN(a.created_at), s.session_id",
+            params,
+        ).fetchall()
+        event_ids = [event.id for event in ctx.events]
+        rows: list[sqlite3.Row] = []
+        if event_ids:
+            marks = ", ".join("?" for _ in event_ids)
+            rows = conn.execute(
+                "SELECT s.*, a.role AS session_role, a.status AS session_status,"
+                " a.workspace_path AS session_workspace, e.diff_text AS event_diff"
+                + _PROJECTION_JOIN
+                + f" AND s.event_id IN ({marks})"
+                " ORDER BY e.created_at DESC, e.id DESC, a.created_at, a.id",
+                (*params, *event_ids),
+            ).fetchall()
+    counts: dict[str, dict[str, int]] = {}
+    suppressed_by_interpret = 0
+    for session_id, acknowledged, suppressed, claimed, unread, interpret in tallies:
+        counts[str(session_id)] = {
+            "unread": int(unread or 0),
+            "claimed": int(claimed or 0),
+            "acknowledged": int(acknowledged or 0),
+            "suppressed": int(suppressed or 0),
+        }
+        suppressed_by_interpret += int(interpret or 0)
+    return _Delivery(
+        lead_sessions=[_session_json(row) for row in sessions],
+        projections=[_projection_json(row) for row in rows],
+        counts=counts,
+        interpret_suppressed=suppressed_by_interpret,
+    )
+
+
+def _session_summary(session_id: str, counts: Mapping[str, int]) -> str:
+    parts = [f"{key} {counts[key]}" for key in ("unread", "claimed", "acknowledged")]
+    if counts["suppressed"]:
+        parts.append(f"suppressed {counts['suppressed']}")
+    return f"{session_id}: {', '.join(parts)}"
+
+
+def _delivery(ctx: _Context, delivery: _Delivery, materialization: str) -> dict[str, Any]:
+    sessions = delivery.lead_sessions
+    session_ids = [session["id"] for session in sessions]
+    details: dict[str, Any] = {"leadSessions": session_ids}
+    no_session = f"No lead session is registered for this workspace; {SESSION_HINT}."
+    latest_event = ctx.latest_event
+    if latest_event is None:
+        if materialization == "healthy":
+            return _stage(
+                "delivery",
+                "healthy",
+                "Nothing to deliver — no event was materialized, as expected (not a bug).",
+                details,
+            )
+        reason = "Delivery has not started: no event has materialized yet."
+        if not sessions:
+            reason += f" {no_session}"
+        return _stage("delivery", "pending", reason, details)
+    if not sessions:
+        return _stage(
+            "delivery",
+            "pending",
+            f"{no_session} Events are projected only to lead sessions registered when they "
+            "materialize.",
+            details,
+        )
+    if not delivery.counts:
+        registered = min(int(ms_from_iso(session["createdAt"]) or 0) for session in sessions)
+        if latest_event.created_at * 1000 < registered:
+            return _stage(
+                "delivery",
+                "pending",
+                "Every lead session registered after the latest event; they receive this "
+                "monitor's next event.",
+                details,
+            )
+        return _stage(
+            "delivery",
+            "failure",
+            "No session_event_state projections exist for the materialized events although "
+            "lead sessions were registered.",
+            details,
+        )
+    totals = {
+        key: sum(counts[key] for counts in delivery.counts.values())
+        for key in ("unread", "claimed", "acknowledged", "suppressed")
+    }
+    details.update(totals)
+    details["sessions"] = [
+        {"sessionId": session_id, **counts} for session_id, counts in delivery.counts.items()
+    ]
+    summaries = "; ".join(
+        _session_summary(session_id, counts) for session_id, counts in delivery.counts.items()
+    )
+    reason = f"Events are projected to {_plural(len(delivery.counts), 'session')} ({summaries})."
+    if delivery.interpret_suppressed:
+        details["interpretSuppressed"] = delivery.interpret_suppressed
+        reason += (
+            f" Interpret suppressed {delivery.interpret_suppressed} as not substantive "
+            "(recorded per recipient)."
+        )
+    return _stage("delivery", "ok", reason, details)
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _verdict(stages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first stage of the most severe status (failure > pending > healthy > ok)."""
+    worst = stages[0]
+    for stage in stages[1:]:
+        if STATUS_SEVERITY[stage["status"]] > STATUS_SEVERITY[worst["status"]]:
+            worst = stage
+    return {"status": worst["status"], "stage": worst["id"], "reason": worst["reason"]}
+
+
+def explain_monitor(
+    db: Database,
+    registry: SourceRegistry,
+    *,
+    monitor_id: str,
+    workspace: str,
+    monitors_dir: str | None,
+    history_limit: int = 10,
+    event_limit: int = 10,
+    now_ms: int,
+    runtime: Runtime | None = None,
+) -> dict[str, Any]:
+    """The ``monitor.explain`` report of ``monitor_id`` in ``workspace`` (read-only).
+
+    ``runtime`` is the daemon's live runtime, for its in-memory backoff; pass None
+    when explaining in-process without a daemon.
+    """
+    ctx = _Context(
+        db=db, monitor_id=monitor_id, workspace=workspace, now_ms=now_ms, runtime=runtime
+    )
+    definition, monitor, block = _definition(registry, workspace, monitors_dir, monitor_id)
+    ctx.monitor = monitor
+    with db.read() as conn:
+        ctx.state = queries.load_monitor_state(conn, monitor_id, workspace)
+    ctx.history = queries.list_history(
+        db, monitor_id=monitor_id, workspace=workspace, limit=max(1, history_limit)
+    )
+    fetched = queries.list_monitor_events(
+        db, monitor_id=monitor_id, workspace=workspace, limit=max(1, event_limit)
+    )
+    ctx.latest_event = fetched[0] if fetched else None
+    ctx.events = fetched[: max(0, event_limit)]
+    ctx.event_total = _event_total(ctx)
+    delivery = _read_delivery(ctx)
+
+    stages = [definition]
+    if monitor is None:
+        stages += [_stage(stage_id, "pending", BLOCKED_REASON) for stage_id in STAGE_IDS[1:]]
+    else:
+        stages.append(_scheduling(ctx, monitor))
+        stages.append(_observation(ctx, monitor))
+        stages.append(_notify(ctx, monitor))
+        stages.append(_materialization(ctx, stages[2]["status"], stages[3]["status"]))
+        stages.append(_delivery(ctx, delivery, stages[4]["status"]))
+    return {
+        "monitorId": monitor_id,
+        "generatedAt": iso_from_ms(now_ms),
+        "monitor": block,
+        "stages": stages,
+        "verdict": _verdict(stages),
+        "observations": [row.to_json() for row in ctx.history[: max(0, history_limit)]],
+        "events": [event.to_json() for event in ctx.events],
+        "projections": delivery.projections,
+        "leadSessions": delivery.lead_sessions,
+    }
+
+
+def has_persisted_state(report: Mapping[str, Any]) -> bool:
+    """Whether the store holds anything for this monitor: history, events or state.
+
+    The CLI's no-daemon fallback prints the report only when this is true.
+    """
+    if report.get("observations") or report.get("events") or report.get("projections"):
+        return True
+    for stage in report.get("stages", ()):
+        details = stage.get("details") or {}
+        if stage.get("id") == "scheduling" and details.get("stateRecorded"):
+            return True
+        if stage.get("id") == "materialization" and details.get("count"):
+            return True
+    return False
+
+
+def render_explain_text(report: Mapping[str, Any]) -> str:
+    """``Monitor <id>``, one ``<glyph> <Label>: <reason>`` line per stage, then the verdict."""
+    lines = [f"Monitor {report['monitorId']}"]
+    labels = dict(STAGE_LABELS)
+    for stage in report.get("stages", ()):
+        label = stage.get("label") or labels.get(stage["id"], stage["id"])
+        labels[stage["id"]] = label
+        glyph = STATUS_GLYPHS.get(stage["status"], "?")
+        lines.append(f"{glyph} {label}: {stage['reason']}")
+    verdict = report.get("verdict")
+    if verdict:
+        label = labels.get(verdict["stage"], verdict["stage"])
+        lines.append(f"Verdict: {verdict['status']} at {label} - {verdict['reason']}")
+    return "\n".join(lines)

@@ -1,0 +1,301 @@
+"""Glob expansion and matching for file-fingerprint, in node-glob's dialect.
+
+Patterns support ``*``, ``**``, ``?``, ``[..]`` and ``{a,b}`` (braces are expanded
+first, so an alternative may span folders). Dotfiles and dot-folders match only when a
+pattern segment names them (starts with ``.``); ``**`` never enters a dot-folder and
+never crawls a symlinked folder, though a symlinked folder's direct contents can match
+the segments after the ``**`` (node-glob's rule).
+
+Expansion walks the tree with ``os.scandir`` from each pattern's literal prefix, one
+segment at a time, so only folders a pattern can reach are listed, each folder is listed
+once per call however many patterns reach it, and dot-folders are pruned unless named.
+Segments are compiled once to regular expressions by ``wcmatch.fnmatch``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import bracex
+from wcmatch import fnmatch
+
+# A pattern's braces may expand to at most this many alternatives.
+MAX_BRACE_EXPANSIONS = 1000
+
+_LITERAL = 0
+_MAGIC = 1
+_GLOBSTAR = 2
+_MAGIC_CHARS = frozenset("*?[\\")
+_MISSING = (errno.ENOENT, errno.ENOTDIR)
+
+Segment = tuple[int, "str | re.Pattern[str] | None"]
+
+
+def resolve_base(cwd: str | None, workspace_path: str | None) -> str:
+    """The folder relative globs resolve against (spec 04 §3 ``cwd``)."""
+    if cwd is not None and os.path.isabs(cwd):
+        return os.path.normpath(cwd)
+    root = workspace_path if workspace_path else os.getcwd()
+    base = os.path.join(root, cwd) if cwd else root
+    return os.path.normpath(os.path.abspath(base))
+
+
+def _is_magic(segment: str) -> bool:
+    return not _MAGIC_CHARS.isdisjoint(segment)
+
+
+@dataclass(frozen=True)
+class GlobPattern:
+    """One brace alternative of an authored pattern, anchored at an absolute folder.
+
+    ``root`` is the absolute literal prefix (for a pattern without wildcards, the path
+    itself) and ``segments`` the rest, compiled.
+    """
+
+    source: str
+    root: str
+    segments: tuple[Segment, ...]
+    # Whether produced paths may hold "." or ".." components and need normalising.
+    needs_normalising: bool
+
+    @property
+    def is_literal(self) -> bool:
+        return not self.segments
+
+    @property
+    def watch_root(self) -> str:
+        """The folder whose subtree holds every path this pattern can match."""
+        return os.path.dirname(self.root) if self.is_literal else self.root
+
+    def matches(self, path: str) -> bool:
+        """Whether the normalised absolute ``path`` is matched, as a string (no I/O)."""
+        if self.is_literal:
+            return path == self.root
+        prefix = self.root if self.root.endswith("/") else self.root + "/"
+        if not path.startswith(prefix):
+            return False
+        return _match_names(path[len(prefix) :].split("/"), self.segments, 0, 0)
+
+
+def _match_names(names: list[str], segments: tuple[Segment, ...], i: int, j: int) -> bool:
+    while j < len(segments):
+        kind, value = segments[j]
+        if kind == _GLOBSTAR:
+            # ``**`` consumes zero or more names, none of them dot-names.
+            for k in range(i, len(names) + 1):
+                if _match_names(names, segments, k, j + 1):
+                    return True
+                if k < len(names) and names[k].startswith("."):
+                    return False
+            return False
+        if i >= len(names):
+            return False
+        if kind == _LITERAL:
+            if names[i] != value:
+                return False
+        elif not (isinstance(value, re.Pattern) and value.match(names[i])):
+            return False
+        i += 1
+        j += 1
+    return i == len(names)
+
+
+def _compile_segment(segment: str) -> Segment:
+    if segment == "**":
+        return (_GLOBSTAR, None)
+    if not _is_magic(segment):
+        return (_LITERAL, segment)
+    include, _exclude = fnmatch.translate(segment, flags=0)
+    return (_MAGIC, re.compile(include[0]))
+
+
+def compile_patterns(patterns: Iterable[str], base: str) -> list[GlobPattern]:
+    """Every brace alternative of ``patterns``, anchored at ``base`` unless absolute.
+
+    Raises ValueError when a pattern's braces expand to too many alternatives.
+    A pattern ending in ``/`` names only folders, which are never fingerprinted, so it
+    yields nothing.
+    """
+    compiled: list[GlobPattern] = []
+    for pattern in patterns:
+        try:
+            alternatives = bracex.expand(pattern, limit=MAX_BRACE_EXPANSIONS)
+        except bracex.ExpansionLimitException as error:
+            raise ValueError(
+                f'glob "{pattern}" expands to more than {MAX_BRACE_EXPANSIONS} alternatives'
+            ) from error
+        for alternative in alternatives:
+            parsed = _parse(pattern, alternative, base)
+            if parsed is not None:
+                compiled.append(parsed)
+    return compiled
+
+
+def _parse(source: str, pattern: str, base: str) -> GlobPattern | None:
+    if not pattern or pattern.endswith("/"):
+        return None
+    if pattern.startswith("~/"):
+        pattern = os.path.expanduser("~") + pattern[1:]
+    parts = [part for part in pattern.split("/") if part]
+    if not parts:
+        return None
+    collapsed: list[str] = []
+    for part in parts:
+        if not (part == "**" and collapsed and collapsed[-1] == "**"):
+            collapsed.append(part)
+    split = 0
+    while split < len(collapsed) and not _is_magic(collapsed[split]):
+        split += 1
+    anchor = "/" if pattern.startswith("/") else base
+    root = os.path.normpath(os.path.join(anchor, *collapsed[:split]))
+    rest = collapsed[split:]
+    return GlobPattern(
+        source=source,
+        root=root,
+        segments=tuple(_compile_segment(part) for part in rest),
+        needs_normalising=any(part in (".", "..") for part in rest),
+    )
+
+
+class _Lister:
+    """Folder listings for one expansion, each folder read at most once."""
+
+    def __init__(self) -> None:
+        self._listings: dict[str, dict[str, tuple[bool, bool]]] = {}
+
+    def entries(self, folder: str) -> dict[str, tuple[bool, bool]]:
+        """``name -> (is_dir_following_symlinks, is_symlink)`` for each entry, or {}.
+
+        An unreadable or vanished folder lists as empty, as node-glob treats it; a
+        tracked file inside it is then classified by ``stat``, which raises on
+        anything but "not found".
+        """
+        listing = self._listings.get(folder)
+        if listing is not None:
+            return listing
+        listing = {}
+        try:
+            with os.scandir(folder) as scan:
+                for entry in scan:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    listing[entry.name] = (is_dir, entry.is_symlink())
+        except OSError:
+            listing = {}
+        self._listings[folder] = listing
+        return listing
+
+
+def expand(patterns: Sequence[GlobPattern]) -> list[str]:
+    """Absolute paths of the non-folder entries ``patterns`` match, deduplicated.
+
+    Entries are not yet checked to be readable files (see :func:`matched_files`).
+    """
+    lister = _Lister()
+    found: dict[str, None] = {}
+    for pattern in patterns:
+        if pattern.needs_normalising:
+            local: dict[str, None] = {}
+            _walk(pattern, lister, local)
+            found.update(dict.fromkeys(os.path.normpath(path) for path in local))
+        else:
+            _walk(pattern, lister, found)
+    return list(found)
+
+
+def _walk(pattern: GlobPattern, lister: _Lister, found: dict[str, None]) -> None:
+    segments = pattern.segments
+    if not segments:
+        found[pattern.root] = None
+        return
+    last = len(segments) - 1
+    seen: set[tuple[str, int]] = set()
+    stack = [(pattern.root, 0)]
+    while stack:
+        state = stack.pop()
+        if state in seen:
+            continue
+        seen.add(state)
+        folder, j = state
+        prefix = folder if folder.endswith("/") else folder + "/"
+        kind, value = segments[j]
+        if kind == _GLOBSTAR:
+            if j == last:
+                for name, (is_dir, is_link) in lister.entries(folder).items():
+                    if name.startswith("."):
+                        continue
+                    if not is_dir:
+                        found[prefix + name] = None
+                    elif not is_link:
+                        stack.append((prefix + name, j))
+                continue
+            stack.append((folder, j + 1))
+            for name, (is_dir, is_link) in lister.entries(folder).items():
+                if is_dir and not name.startswith("."):
+                    # A symlinked folder is not crawled; its contents may still
+                    # match the segments after the ``**``.
+                    stack.append((prefix + name, j + 1 if is_link else j))
+            continue
+        if kind == _LITERAL:
+            assert isinstance(value, str)
+            if j != last:
+                stack.append((prefix + value, j + 1))
+            elif value not in (".", ".."):
+                kinds = lister.entries(folder).get(value)
+                if kinds is not None and not kinds[0]:
+                    found[prefix + value] = None
+            continue
+        assert isinstance(value, re.Pattern)
+        match = value.match
+        for name, (is_dir, _is_link) in lister.entries(folder).items():
+            if match(name):
+                if j != last:
+                    if is_dir:
+                        stack.append((prefix + name, j + 1))
+                elif not is_dir:
+                    found[prefix + name] = None
+
+
+def matched_files(
+    globs: Sequence[GlobPattern], ignore: Sequence[GlobPattern]
+) -> dict[str, os.stat_result]:
+    """The regular files ``globs`` match minus ``ignore``, sorted, with their ``stat``.
+
+    Symlinks are followed. Folders (spec 04 §3 step 2), dangling symlinks, vanished
+    entries and non-regular files (FIFOs, sockets, devices: reading could block) are
+    dropped. Any other ``stat`` failure raises OSError naming the path: a matched file
+    that cannot be examined is never guessed absent.
+    """
+    files: dict[str, os.stat_result] = {}
+    for path in sorted(expand(globs)):
+        if ignore and any(pattern.matches(path) for pattern in ignore):
+            continue
+        try:
+            info = os.stat(path)
+        except OSError as error:
+            if error.errno in _MISSING:
+                continue
+            raise OSError(
+                error.errno, f"Cannot read matched file {path}: {error.strerror}"
+            ) from error
+        if stat.S_ISREG(info.st_mode):
+            files[path] = info
+    return files
+
+
+def exists(path: str) -> bool:
+    """Whether ``path`` exists (symlinks followed); raises unless "not found"."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno in _MISSING:
+            return False
+        raise OSError(error.errno, f"Cannot stat {path}: {error.strerror}") from error
+    return True

@@ -1,0 +1,226 @@
+"""The blocking client against fake peers that misbehave in every way a daemon can."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from agentmonitors.daemon import client
+from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE, UNSUPPORTED_REPLY
+
+Responder = Callable[[bytes, socket.socket], None]
+
+
+@pytest.fixture
+def sock() -> Iterator[str]:
+    # AF_UNIX paths stop at ~107 bytes; pytest's tmp_path is often longer than that.
+    directory = tempfile.mkdtemp(dir="/tmp", prefix="amc-")
+    try:
+        yield os.path.join(directory, "d.sock")
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+class FakeDaemon:
+    """Accepts connections on a thread; ``respond`` gets each request line."""
+
+    def __init__(self, path: str, respond: Responder | None) -> None:
+        self.lines: list[bytes] = []
+        self._respond = respond
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(path)
+        self._listener.listen(8)
+        self._listener.settimeout(0.05)
+        self._stop = threading.Event()
+        self._held: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            if self._respond is None:
+                self._held.append(conn)  # accept, then say nothing at all
+                continue
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while b"\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                line = data.split(b"\n", 1)[0]
+                self.lines.append(line)
+                self._respond(line, conn)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        for conn in self._held:
+            conn.close()
+        self._listener.close()
+
+
+@pytest.fixture
+def fake(sock: str) -> Iterator[Callable[[Responder | None], FakeDaemon]]:
+    made: list[FakeDaemon] = []
+
+    def make(respond: Responder | None) -> FakeDaemon:
+        daemon = FakeDaemon(sock, respond)
+        made.append(daemon)
+        return daemon
+
+    try:
+        yield make
+    finally:
+        for daemon in made:
+            daemon.close()
+
+
+def reply_with(payload: object) -> Responder:
+    def respond(line: bytes, conn: socket.socket) -> None:
+        request = json.loads(line)
+        body = payload(request) if callable(payload) else payload
+        conn.sendall(json.dumps(body).encode() + b"\n")
+
+    return respond
+
+
+def test_absent_socket_is_a_connection_error(sock: str) -> None:
+    with pytest.raises(client.DaemonConnectionError) as caught:
+        client.call(sock, "ping")
+    assert str(caught.value) == (
+        f"Cannot reach AgentMon daemon at {sock}: No such file or directory"
+    )
+    assert caught.value.timed_out is False
+    assert caught.value.socket_path == sock
+    assert client.ping(sock) is False
+
+
+def test_refused_socket_is_a_connection_error(sock: str) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as dead:
+        dead.bind(sock)  # a socket file nobody listens on
+        with pytest.raises(client.DaemonConnectionError, match="Connection refused"):
+            client.call(sock, "ping")
+
+
+def test_silent_listener_times_out(
+    fake: Callable[[Responder | None], FakeDaemon], sock: str
+) -> None:
+    fake(None)
+    started = time.monotonic()
+    with pytest.raises(client.DaemonConnectionError) as caught:
+        client.call(sock, "status", timeout_s=0.3)
+    elapsed = time.monotonic() - started
+    assert str(caught.value) == f"Timed out waiting for AgentMon daemon at {sock}"
+    assert caught.value.timed_out is True
+    assert 0.25 <= elapsed < 2
+    started = time.monotonic()
+    assert client.ping(sock) is False
+    assert time.monotonic() - started < 1.5  # ping's own 500 ms budget
+
+
+def test_request_line_shape(fake: Callable[[Responder | None], FakeDaemon], sock: str) -> None:
+    daemon = fake(reply_with(lambda request: {"id": request["id"], "result": 1}))
+    assert client.call(sock, "events.list", {"text": "ü ✓"}) == 1
+    assert client.call(sock, "session.list") == 1
+    first, second = daemon.lines
+    assert b"\n" not in first
+    assert "ü ✓".encode() in first  # non-ASCII is not escaped
+    assert b", " not in first and b": " not in first
+    decoded = json.loads(first)
+    assert set(decoded) == {"id", "method", "params"}
+    assert decoded["method"] == "events.list"
+    assert json.loads(second)["params"] == {}
+    assert decoded["id"] != json.loads(second)["id"]
+
+
+def test_null_and_missing_result_are_none(
+    fake: Callable[[Responder | None], FakeDaemon], sock: str
+) -> None:
+    fake(reply_with(lambda request: {"id": request["id"]}))
+    assert client.call(sock, "x") is None
+
+
+def test_unsupported_reply_is_its_own_error(
+    fake: Callable[[Responder | None], FakeDaemon], sock: str
+) -> None:
+    fake(reply_with(dict(UNSUPPORTED_REPLY)))
+    with pytest.raises(client.DaemonUnsupportedError) as caught:
+        client.call(sock, "watch.declare", {})
+    assert caught.value.message == "Invalid JSON request."
+
+
+def test_legacy_unsupported_reply_without_code(
+    fake: Callable[[Responder | None], FakeDaemon], sock: str
+) -> None:
+    fake(reply_with({"id": "invalid", "error": "Invalid JSON request."}))
+    with pytest.raises(client.DaemonUnsupportedError):
+        client.call(sock, "hook.reserve", {"sessionId": "s"})
+
+
+def test_application_error_message_is_verbatim(
+    fake: Callable[[Responder | None], FakeDaemon], sock: str
+) -> None:
+    message = "Session 01JABC not found.\n  (closed at 2026-01-01)"
+    fake(reply_with(lambda request: {"id": request["id"], "error": message}))
+    with pytest.raises(client.DaemonApplicationError) as caught:
+        client.call(sock, "session.close", {"sessionId": "01JABC"})
+    assert caught.value.message == message
+    assert str(caught.value) == message
+    assert isinstance(caught.value, client.DaemonError)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        pytest.param(b'{"id":"x","res', "connection closed before a complete reply", id="eof"),
+        pytest.param(b"", "connection closed before a complete reply", id="empty"),
+        pytest.param(b"not json\n", "garbled reply", id="not-json"),
+        pytest.param(b"[1]\n", "garbled reply", id="not-object"),
+        pytest.param(b'{"id":"someone-else","result":1}\n', "another request", id="wrong-id"),
+    ],
+)
+def test_broken_replies_are_connection_errors(
+    fake: Callable[[Responder | None], FakeDaemon], sock: str, raw: bytes, reason: str
+) -> None:
+    def respond(_line: bytes, conn: socket.socket) -> None:
+        conn.sendall(raw)
+
+    fake(respond)
+    with pytest.raises(client.DaemonConnectionError, match=reason) as caught:
+        client.call(sock, "ping")
+    assert str(caught.value).startswith(f"Cannot reach AgentMon daemon at {sock}: ")
+
+
+def test_reply_split_across_packets(
+    fake: Callable[[Responder | None], FakeDaemon], sock: str
+) -> None:
+    def respond(line: bytes, conn: socket.socket) -> None:
+        body = json.dumps({"id": json.loads(line)["id"], "result": "é" * 100_000}).encode()
+        for start in range(0, len(body), 7_001):
+            conn.sendall(body[start : start + 7_001])
+        conn.sendall(b"\n")
+
+    fake(respond)
+    assert client.call(sock, "big") == "é" * 100_000
+
+
+def test_no_daemon_message_text() -> None:
+    assert NO_DAEMON_MESSAGE == (
+        "No daemon running for this workspace - start it with `agentmonitors daemon run` "
+        "(or it starts automatically when a Claude Code session opens), then run "
+        "`agentmonitors doctor` for the full workspace-health picture."
+    )
