@@ -220,3 +220,46 @@ def ensure_private_dir(path: str) -> None:
         ) from error
     finally:
         os.close(fd)
+
+
+def _agentmonitors_roots() -> tuple[str, ...]:
+    from agentmonitors.workspace import data_root
+
+    home_share = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return tuple(
+        os.path.join(os.path.realpath(root), "agentmonitors") for root in (data_root(), home_share)
+    )
+
+
+def is_agentmonitors_dir(path: str) -> bool:
+    """Whether ``path`` is (inside) a data folder this tool owns, so tightening it is ours."""
+    real = os.path.realpath(path)
+    return any(real == root or real.startswith(root + os.sep) for root in _agentmonitors_roots())
+
+
+def prepare_private_dir(path: str) -> None:
+    """Create ``path`` (and parents) owner-only; tighten it when it is one of our folders.
+
+    A folder the user pointed us at (``--socket /tmp/x.sock``, ``AGENTMONITORS_DB``)
+    is created private when missing but never re-moded when it already exists: it may
+    be shared, like ``/tmp``. Ours is checked without following a symlink.
+    """
+    old = os.umask(0o077)
+    try:
+        os.makedirs(path, mode=_PRIVATE_DIR_MODE, exist_ok=True)
+    finally:
+        os.umask(old)
+    if not is_agentmonitors_dir(path):
+        return
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        return
+    if stat.S_IMODE(info.st_mode) & 0o077 and info.st_uid == os.getuid():
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, _PRIVATE_DIR_MODE)
+        finally:
+            os.close(fd)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
-import subprocess
 import sys
 import time
 from typing import Any
@@ -243,22 +243,28 @@ def _detach(options: Any, log_path: str | None) -> int:
     env = {**os.environ, "AGENTMONITORS_DB": options.db_path}
     fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        child = subprocess.Popen(
+        # posix_spawn in a new session: the daemon outlives this command, and no
+        # Popen object is left to complain that its child is still running.
+        pid = os.posix_spawn(
+            sys.executable,
             argv,
-            stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-            close_fds=True,
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, fd, 1),
+                (os.POSIX_SPAWN_DUP2, fd, 2),
+            ],
+            setsid=True,
         )
     finally:
         os.close(fd)
     deadline = time.monotonic() + DETACH_WAIT_S
     failure = f"Daemon failed to start within {int(DETACH_WAIT_S)}s; see {log_file}"
     while time.monotonic() < deadline:
-        if child.poll() is not None:
-            failure = f"Daemon exited with code {child.returncode} while starting; see {log_file}"
+        exited, status_code = os.waitpid(pid, os.WNOHANG)
+        if exited:
+            code = os.waitstatus_to_exitcode(status_code)
+            failure = f"Daemon exited with code {code} while starting; see {log_file}"
             break
         if ping(options.socket_path, timeout_s=0.3):
             try:
@@ -266,13 +272,12 @@ def _detach(options: Any, log_path: str | None) -> int:
             except DaemonError as error:
                 failure = f"Daemon answered but its status failed: {error}"
                 break
-            if isinstance(status, dict) and status.get("pid") == child.pid:
-                reaping = _reaping_text(options.reap_after_ms)
+            if isinstance(status, dict) and status.get("pid") == pid:
                 click.echo("AgentMon daemon started in the background.")
-                click.echo(f"  Pid: {child.pid}")
+                click.echo(f"  Pid: {pid}")
                 click.echo(f"  Socket: {options.socket_path}")
                 click.echo(f"  Log: {log_file}")
-                click.echo(f"  Reaping: {reaping}")
+                click.echo(f"  Reaping: {_reaping_text(options.reap_after_ms)}")
                 return 0
             failure = (
                 f"Another process (pid {status.get('pid') if isinstance(status, dict) else '?'})"
@@ -280,19 +285,28 @@ def _detach(options: Any, log_path: str | None) -> int:
             )
             break
         time.sleep(0.1)
-    _kill(child)
+    _kill(pid)
     return report_error(failure, False)
 
 
-def _kill(child: subprocess.Popen[bytes]) -> None:
-    if child.poll() is not None:
-        return
-    child.send_signal(signal.SIGTERM)
+def _kill(pid: int) -> None:
+    """Stop a daemon this command started and could not confirm: TERM, then KILL."""
     try:
-        child.wait(KILL_GRACE_S)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait()
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + KILL_GRACE_S
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def _reaping_text(reap_after_ms: int | None) -> str:

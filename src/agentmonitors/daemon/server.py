@@ -237,8 +237,9 @@ class DaemonServer:
         if self._started:
             raise RuntimeError("server already started")
         self._started = True
-        parent = os.path.dirname(self.socket_path) or "."
-        os.makedirs(parent, mode=0o700, exist_ok=True)
+        from agentmonitors.paths import prepare_private_dir
+
+        prepare_private_dir(os.path.dirname(os.path.abspath(self.socket_path)))
         self._acquire_lock()
         try:
             await self._clear_stale_socket()

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator
 
 from agentmonitors.store.ids import new_id
-from agentmonitors.store.schema import migrate
+from agentmonitors.store.schema import SCHEMA_VERSION, migrate
 
 log = logging.getLogger("agentmonitors.store")
 
@@ -60,13 +60,13 @@ def _tighten(path: str, mode: int) -> None:
 
 
 def prepare_private_directory(path: str) -> None:
-    """Create ``path`` (and parents) owner-only, and tighten it if it already exists."""
-    old = os.umask(0o077)
+    """Create ``path`` owner-only (see ``paths.prepare_private_dir``)."""
+    from agentmonitors.paths import prepare_private_dir
+
     try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-    finally:
-        os.umask(old)
-    _tighten(path, 0o700)
+        prepare_private_dir(path)
+    except PermissionError as error:
+        _warn_once(f"could not tighten permissions of {path}: {error.strerror}")
 
 
 def tighten_database_files(db_path: str) -> None:
@@ -82,12 +82,12 @@ def is_memory(db_path: str) -> bool:
     return db_path == ":memory:" or db_path.startswith("file::memory:")
 
 
-def _translate(error: sqlite3.Error, db_path: str) -> StoreError:
+def _translate(error: sqlite3.Error, db_path: str, waited_ms: int) -> StoreError:
     text = str(error)
     if "locked" in text or "busy" in text:
         return StoreBusyError(
             f"database {db_path} is locked by another process "
-            f"(waited {BUSY_TIMEOUT_MS // 1000} s); try again once it finishes"
+            f"(waited {waited_ms / 1000:g} s); try again once it finishes"
         )
     return StoreError(f"database {db_path}: {text}")
 
@@ -101,13 +101,14 @@ class Database:
     through SQLite's write lock, against other processes.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
         try:
             self.conn = self._open()
         except sqlite3.Error as error:
-            raise _translate(error, path) from error
+            raise _translate(error, path, busy_timeout_ms) from error
 
     def _open(self) -> sqlite3.Connection:
         if not is_memory(self.path):
@@ -117,7 +118,7 @@ class Database:
         try:
             conn = sqlite3.connect(
                 self.path,
-                timeout=BUSY_TIMEOUT_MS / 1000,
+                timeout=self.busy_timeout_ms / 1000,
                 isolation_level=None,
                 check_same_thread=False,
             )
@@ -125,13 +126,16 @@ class Database:
             os.umask(old)
         conn.row_factory = sqlite3.Row
         try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
             if not is_memory(self.path):
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
-            with self._transaction(conn):
-                migrate(conn, new_id)
+            # Only a database behind our schema needs the write lock to migrate, so
+            # opening never waits on a busy daemon when there is nothing to do.
+            if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                with self._transaction(conn):
+                    migrate(conn, new_id)
         except BaseException:
             conn.close()
             raise
@@ -157,7 +161,7 @@ class Database:
             with self._transaction(self.conn) as conn:
                 yield conn
         except sqlite3.Error as error:
-            raise _translate(error, self.path) from error
+            raise _translate(error, self.path, self.busy_timeout_ms) from error
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -166,7 +170,7 @@ class Database:
             with self._lock:
                 yield self.conn
         except sqlite3.Error as error:
-            raise _translate(error, self.path) from error
+            raise _translate(error, self.path, self.busy_timeout_ms) from error
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,197 @@
+"""``daemon once|run|start|stop|status`` and ``monitor history|explain`` as a user runs them."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
+from tests.conftest import CliResult
+
+Run = Callable[..., CliResult]
+
+NOTES = """---
+watch:
+  type: file-fingerprint
+  globs: "notes/*.txt"
+  interval: 1s
+---
+Read the note.
+"""
+
+
+@pytest.fixture
+def workspace(isolated_environment: Path, run_cli: Run) -> Path:
+    root = isolated_environment
+    assert run_cli("init", "--enable-only").code == 0
+    folder = root / ".claude" / "monitors" / "notes"
+    folder.mkdir(parents=True)
+    (folder / "MONITOR.md").write_text(NOTES)
+    (root / "notes").mkdir()
+    (root / "notes" / "a.txt").write_text("one\n")
+    return root
+
+
+def test_once_baselines_then_reports_a_change(workspace: Path, run_cli: Run) -> None:
+    first = run_cli("daemon", "once")
+    assert first.code == 0
+    assert first.out == "Evaluated 1 monitor(s), emitted 0 event(s).\n"
+    soon = run_cli("daemon", "once")
+    assert soon.out.startswith("Evaluated 0 monitor(s), emitted 0 event(s). (1 not yet due")
+    assert soon.out.rstrip().endswith("s)")
+    (workspace / "notes" / "a.txt").write_text("two\n")
+    time.sleep(1.05)
+    changed = run_cli("daemon", "once", "--format", "json")
+    report = changed.json()
+    assert report["evaluatedMonitors"] == ["notes"]
+    assert len(report["emittedEventIds"]) == 1
+    assert report["erroredObservations"] == []
+    assert report["skippedMonitors"] == []
+
+
+def test_once_lists_every_problem_and_still_runs_the_rest(workspace: Path, run_cli: Run) -> None:
+    bad = workspace / ".claude" / "monitors" / "bad"
+    bad.mkdir()
+    (bad / "MONITOR.md").write_text("---\nwatch:\n  type: nope\n---\nx\n")
+    result = run_cli("daemon", "once")
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert lines[0] == "Evaluated 1 monitor(s), emitted 0 event(s), 1 errored:"
+    assert lines[1].startswith("  bad: ")
+    assert "nope" in lines[1]
+
+
+def test_once_with_an_explicit_monitors_folder(workspace: Path, run_cli: Run) -> None:
+    other = workspace / "elsewhere"
+    other.mkdir()
+    result = run_cli("daemon", "once", "elsewhere", "--format", "json")
+    assert result.json()["evaluatedMonitors"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--poll-ms", "0"), "--poll-ms must be a positive number."),
+        (("--reap-after-ms", "-1"), "--reap-after-ms must be zero or a positive number."),
+        (("--log", "x.log"), "--log requires --detach."),
+    ],
+)
+def test_run_rejects_bad_flags(
+    workspace: Path, run_cli: Run, args: tuple[str, ...], message: str
+) -> None:
+    result = run_cli("daemon", "run", *args)
+    assert result.code == 1
+    assert message in result.err
+
+
+def test_stop_without_a_daemon_says_how_to_start_one(workspace: Path, run_cli: Run) -> None:
+    result = run_cli("daemon", "stop")
+    assert result.code == 1
+    assert result.err.strip() == NO_DAEMON_MESSAGE
+
+
+def test_status_without_a_daemon_reads_the_database(workspace: Path, run_cli: Run) -> None:
+    run_cli("daemon", "once")
+    result = run_cli("daemon", "status")
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert lines[0] == "Daemon running: no"
+    assert lines[1].startswith("Socket: ")
+    assert "Events: 0" in lines
+
+
+@pytest.mark.slow
+def test_start_status_and_stop_a_detached_daemon(workspace: Path, run_cli: Run) -> None:
+    started = run_cli("daemon", "start", "--reap-after-ms", "0")
+    assert started.code == 0, started.err
+    lines = started.out.splitlines()
+    assert lines[0] == "AgentMon daemon started in the background."
+    pid = int(lines[1].split(":")[1])
+    try:
+        again = run_cli("daemon", "run", "--detach")
+        assert again.code == 1
+        assert "AgentMon daemon is already running at" in again.err
+        status = run_cli("daemon", "status", "--format", "json").json()
+        assert status["running"] is True
+        assert status["pid"] == pid
+        assert status["reapAfterMs"] == 0
+        log = lines[3].split(": ", 1)[1]
+        assert os.path.exists(log)
+        stopped = run_cli("daemon", "stop")
+        assert stopped.out.strip() == "AgentMon daemon stopping."
+        assert run_cli("daemon", "status", "--format", "json").json()["running"] is False
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+
+
+# --------------------------------------------------------------------------- monitor history
+
+
+def test_history_without_daemon_or_data_explains_what_to_do(workspace: Path, run_cli: Run) -> None:
+    result = run_cli("monitor", "history", "--format", "text")
+    assert result.code == 1
+    assert "No daemon running for this workspace and no persisted state to show." in result.err
+    assert "agentmonitors daemon run" in result.err
+
+
+def test_history_falls_back_to_the_database(workspace: Path, run_cli: Run) -> None:
+    run_cli("daemon", "once")
+    text = run_cli("monitor", "history", "notes", "--format", "text")
+    assert text.code == 0
+    lines = text.out.splitlines()
+    assert lines[0] == "No daemon running — showing persisted state from the last tick."
+    created, rest = lines[1].split("  ", 1)
+    assert created.endswith("Z")
+    assert rest == "no-change   notes  (file-fingerprint)"
+    rows = run_cli("monitor", "history", "--format", "json").json()
+    assert [(row["monitorId"], row["result"]) for row in rows] == [("notes", "no-change")]
+    assert rows[0]["observationData"] == {"observed": 0, "emitted": 0}
+
+
+def test_history_dir_flag_points_at_workspace(workspace: Path, run_cli: Run) -> None:
+    result = run_cli("monitor", "history", "--dir", "x")
+    assert result.code == 1
+    assert "monitor history scopes by --workspace (the project directory), not --dir." in result.err
+
+
+# --------------------------------------------------------------------------- monitor explain
+
+
+def test_explain_unknown_monitor_prints_the_report(workspace: Path, run_cli: Run) -> None:
+    result = run_cli("monitor", "explain", "ghost", "--format", "json")
+    assert result.code == 0
+    report = result.json()
+    assert report["verdict"]["status"] == "failure"
+    assert report["verdict"]["stage"] == "definition"
+    assert "notes" in report["stages"][0]["reason"]
+
+
+def test_explain_with_persisted_state_carries_a_notice(workspace: Path, run_cli: Run) -> None:
+    run_cli("daemon", "once")
+    result = run_cli("monitor", "explain", "notes", "--format", "json")
+    assert result.code == 0
+    report = result.json()
+    assert next(iter(report)) == "notice"
+    assert [stage["id"] for stage in report["stages"]] == [
+        "definition",
+        "scheduling",
+        "observation",
+        "notify",
+        "materialization",
+        "delivery",
+    ]
+    text = run_cli("monitor", "explain", "notes", "--format", "text")
+    assert text.out.splitlines()[1] == "Monitor notes"
+    assert text.out.splitlines()[-1].startswith("Verdict: ")
+
+
+def test_explain_never_observed_and_nothing_stored_exits_1(workspace: Path, run_cli: Run) -> None:
+    result = run_cli("monitor", "explain", "notes", "--format", "text")
+    assert result.code == 1
+    assert "no persisted state" in result.err
