@@ -219,3 +219,16 @@ def test_idle_daemon_reaps_itself_after_the_boot_grace(workspace: Workspace) -> 
     assert "idle with no active session" in process.stdout.read().decode()
     process.stdout.close()
     workspace.process = None
+
+
+def test_sigint_stops_cleanly(workspace: Workspace) -> None:
+    process = workspace.start()
+    process.send_signal(signal.SIGINT)
+    out, _ = process.communicate(timeout=10)
+    workspace.process = None
+    assert process.returncode == 0
+    assert "Traceback" not in out.decode()
+    assert not os.path.exists(workspace.socket)
+    # The lock died with the process: a new daemon starts at once.
+    workspace.start()
+    assert ping(workspace.socket)

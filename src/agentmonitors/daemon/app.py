@@ -83,6 +83,7 @@ class Daemon:
         self._hints: Any = None
         self._hint_targets: dict[str, list[str]] = {}
         self._hint_filters: dict[str, Any] = {}
+        self._last_errored: set[tuple[str, str]] = set()
         self.server = DaemonServer(options.socket_path, self._methods())
 
     # ------------------------------------------------------------------ methods
@@ -261,8 +262,13 @@ class Daemon:
             log.debug("tick failed", exc_info=True)
             self.out(f"AgentMon runtime tick failed: {error}")
             return
+        # A broken monitor errors on every tick; say so when it starts or changes,
+        # not once a second in the log.
+        errored = {(item["monitorId"], item["message"]) for item in result.errored_observations}
+        news = bool(result.emitted_event_ids) or errored != self._last_errored
+        self._last_errored = errored
         summary = tick_summary(result, verb="Emitted")
-        if summary is not None:
+        if summary is not None and news:
             self.out(summary)
 
     def _should_reap(self) -> bool:

@@ -19,10 +19,7 @@ running. Nothing here writes.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.monitor.discovery import project_monitors_dir
@@ -30,6 +27,24 @@ from agentmonitors.monitor.model import MonitorDefinition
 from agentmonitors.monitor.parse import monitor_id_for
 from agentmonitors.runtime.clock import iso_from_ms, ms_from_iso
 from agentmonitors.runtime.definitions import DefinitionCache, Problem
+from agentmonitors.runtime.explain_common import (
+    BLOCKED_REASON,
+    IDLE_RESULTS,
+    STAGE_IDS,
+    STAGE_LABELS,
+    STATUS_GLYPHS,
+    STATUS_SEVERITY,
+    _Context,
+    _event_total,
+    _every,
+    _next_cron_ms,
+    _plural,
+    _stage,
+)
+from agentmonitors.runtime.explain_delivery import (
+    _delivery,
+    _read_delivery,
+)
 from agentmonitors.runtime.notify import pending_count
 from agentmonitors.runtime.scheduling import (
     SCHEDULE_MIN_GAP_MS,
@@ -37,108 +52,12 @@ from agentmonitors.runtime.scheduling import (
     schedule_for,
 )
 from agentmonitors.store import queries
-from agentmonitors.store.records import EventRow, HistoryRow, MonitorStateRow, iso_from_seconds
+from agentmonitors.store.records import iso_from_seconds
 
 if TYPE_CHECKING:
     from agentmonitors.runtime.tick import Runtime
     from agentmonitors.sources.base import SourceRegistry
     from agentmonitors.store.database import Database
-
-STAGE_LABELS: dict[str, str] = {
-    "definition": "Definition",
-    "scheduling": "Scheduling",
-    "observation": "Observation",
-    "notify": "Notify state",
-    "materialization": "Materialization",
-    "delivery": "Projection and delivery",
-}
-STAGE_IDS = tuple(STAGE_LABELS)
-STATUS_GLYPHS: dict[str, str] = {"ok": "✓", "healthy": "○", "pending": "⏳", "failure": "✗"}
-STATUS_SEVERITY: dict[str, int] = {"ok": 0, "healthy": 1, "pending": 2, "failure": 3}
-# Observation outcomes that mean "the source ran and there was nothing to report".
-IDLE_RESULTS = frozenset({"no-change", "rebaselined", "no-files-matched"})
-SESSION_HINT = (
-    "sessions register when a Claude Code session starts (its SessionStart hook runs "
-    "`agentmonitors session start`)"
-)
-BLOCKED_REASON = "Not evaluated: the definition stage failed."
-
-
-def _stage(
-    stage_id: str, status: str, reason: str, details: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    return {
-        "id": stage_id,
-        "label": STAGE_LABELS[stage_id],
-        "status": status,
-        "reason": reason,
-        "details": details if details is not None else {},
-    }
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def _every(ms: int) -> str:
-    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
-        if ms >= size and ms % size == 0:
-            return f"every {ms // size}{unit}"
-    return f"every {ms} ms"
-
-
-def _next_cron_ms(expression: str, timezone: str, not_before_ms: int) -> int | None:
-    """Start of the first minute at or after ``not_before_ms``'s minute the cron matches."""
-    from zoneinfo import ZoneInfo
-
-    from cronsim import CronSim
-
-    try:
-        zone = ZoneInfo(timezone)
-        minute = datetime.fromtimestamp((not_before_ms // 60_000) * 60, tz=zone)
-        upcoming = next(CronSim(" ".join(expression.split()), minute - timedelta(seconds=1)))
-    except Exception:
-        return None
-    return int(upcoming.timestamp() * 1000)
-
-
-# --------------------------------------------------------------------------- context
-
-
-@dataclass
-class _Context:
-    """Everything the stages read, gathered once."""
-
-    db: Database
-    monitor_id: str
-    workspace: str
-    now_ms: int
-    runtime: Runtime | None
-    monitor: MonitorDefinition | None = None
-    state: MonitorStateRow | None = None
-    history: list[HistoryRow] = field(default_factory=list)
-    events: list[EventRow] = field(default_factory=list)
-    latest_event: EventRow | None = None
-    event_total: int = 0
-    schedule_error: str | None = None
-
-    @property
-    def notify_state(self) -> dict[str, Any]:
-        return self.state.notify_state if self.state is not None else {}
-
-    @property
-    def latest(self) -> HistoryRow | None:
-        return self.history[0] if self.history else None
-
-
-def _event_total(ctx: _Context) -> int:
-    with ctx.db.read() as conn:
-        row = conn.execute(
-            "SELECT COUNT(*) FROM monitor_events WHERE monitor_id = ?"
-            " AND (workspace_path = ? OR workspace_path IS NULL)",
-            (ctx.monitor_id, ctx.workspace),
-        ).fetchone()
-    return int(row[0])
 
 
 # --------------------------------------------------------------------------- definition
@@ -477,202 +396,6 @@ def _materialization(ctx: _Context, observation: str, notify: str) -> dict[str, 
         f"observation was {latest.result}.",
         {"count": 0},
     )
-
-
-# --------------------------------------------------------------------------- delivery
-
-
-def _session_json(row: sqlite3.Row) -> dict[str, Any]:
-    return {
-        "id": row["id"],
-        "adapter": row["adapter"],
-        "hostSessionId": row["host_session_id"],
-        "agentIdentity": row["agent_identity"],
-        "role": row["role"],
-        "workspacePath": row["workspace_path"],
-        "hookStatePath": row["hook_state_path"],
-        "status": row["status"],
-        "baselineAt": iso_from_seconds(row["baseline_at"]),
-        "lastActiveAt": iso_from_seconds(row["last_active_at"]),
-        "lastRecapAt": iso_from_seconds(row["last_recap_at"]),
-        "dormantAt": iso_from_seconds(row["dormant_at"]),
-        "createdAt": iso_from_seconds(row["created_at"]),
-        "updatedAt": iso_from_seconds(row["updated_at"]),
-    }
-
-
-def _delivery_state(row: sqlite3.Row) -> str:
-    if row["acknowledged_at"] is not None:
-        return "acknowledged"
-    if row["first_notified_at"] is not None:
-        return "claimed"
-    return "unread"
-
-
-def _projection_json(row: sqlite3.Row) -> dict[str, Any]:
-    projection: dict[str, Any] = {
-        "eventId": row["event_id"],
-        "sessionId": row["session_id"],
-        "sessionRole": row["session_role"],
-        "sessionStatus": row["session_status"],
-        "deliveryState": _delivery_state(row),
-        "workspacePath": row["session_workspace"],
-        "createdAt": iso_from_seconds(row["created_at"]),
-    }
-    optional = {
-        "firstNotifiedAt": iso_from_seconds(row["first_notified_at"]),
-        "lastClaimAt": iso_from_seconds(row["last_claim_at"]),
-        "lastClaimLifecycle": row["last_claim_lifecycle"],
-        "acknowledgedAt": iso_from_seconds(row["acknowledged_at"]),
-        "interpretDecision": row["interpret_decision"],
-        "interpretReason": row["interpret_reason"],
-        "interpretDigest": row["interpret_digest"],
-        "diffText": row["diff_text"] if row["diff_text"] is not None else row["event_diff"],
-    }
-    projection.update({key: value for key, value in optional.items() if value is not None})
-    if row["net_suppressed_at"] is not None:
-        projection["netSuppressed"] = True
-    return projection
-
-
-_PROJECTION_JOIN = (
-    " FROM session_event_state s"
-    " JOIN monitor_events e ON e.id = s.event_id"
-    " JOIN agent_sessions a ON a.id = s.session_id"
-    " WHERE e.monitor_id = ? AND (e.workspace_path = ? OR e.workspace_path IS NULL)"
-    " AND (a.workspace_path = ? OR a.workspace_path IS NULL)"
-)
-
-
-@dataclass(frozen=True)
-class _Delivery:
-    lead_sessions: list[dict[str, Any]]
-    projections: list[dict[str, Any]]
-    # Per session: acknowledged > suppressed > claimed > unread, each row counted once.
-    counts: dict[str, dict[str, int]]
-    interpret_suppressed: int
-
-
-def _read_delivery(ctx: _Context) -> _Delivery:
-    params = (ctx.monitor_id, ctx.workspace, ctx.workspace)
-    with ctx.db.read() as conn:
-        sessions = conn.execute(
-            "SELECT * FROM agent_sessions WHERE role = 'lead'"
-            " AND (workspace_path = ? OR workspace_path IS NULL) ORDER BY created_at, id",
-            (ctx.workspace,),
-        ).fetchall()
-        tallies = conn.execute(
-            "SELECT s.session_id,"
-            " SUM(s.acknowledged_at IS NOT NULL),"
-            " SUM(s.acknowledged_at IS NULL AND s.net_suppressed_at IS NOT NULL),"
-            " SUM(s.acknowledged_at IS NULL AND s.net_suppressed_at IS NULL"
-            "     AND s.first_notified_at IS NOT NULL),"
-            " SUM(s.acknowledged_at IS NULL AND s.net_suppressed_at IS NULL"
-            "     AND s.first_notified_at IS NULL),"
-            " SUM(COALESCE(s.interpret_decision, '') = 'suppress')"
-            + _PROJECTION_JOIN
-            + " GROUP BY s.session_id ORDER BY MIN(a.created_at), s.session_id",
-            params,
-        ).fetchall()
-        event_ids = [event.id for event in ctx.events]
-        rows: list[sqlite3.Row] = []
-        if event_ids:
-            marks = ", ".join("?" for _ in event_ids)
-            rows = conn.execute(
-                "SELECT s.*, a.role AS session_role, a.status AS session_status,"
-                " a.workspace_path AS session_workspace, e.diff_text AS event_diff"
-                + _PROJECTION_JOIN
-                + f" AND s.event_id IN ({marks})"
-                " ORDER BY e.created_at DESC, e.id DESC, a.created_at, a.id",
-                (*params, *event_ids),
-            ).fetchall()
-    counts: dict[str, dict[str, int]] = {}
-    suppressed_by_interpret = 0
-    for session_id, acknowledged, suppressed, claimed, unread, interpret in tallies:
-        counts[str(session_id)] = {
-            "unread": int(unread or 0),
-            "claimed": int(claimed or 0),
-            "acknowledged": int(acknowledged or 0),
-            "suppressed": int(suppressed or 0),
-        }
-        suppressed_by_interpret += int(interpret or 0)
-    return _Delivery(
-        lead_sessions=[_session_json(row) for row in sessions],
-        projections=[_projection_json(row) for row in rows],
-        counts=counts,
-        interpret_suppressed=suppressed_by_interpret,
-    )
-
-
-def _session_summary(session_id: str, counts: Mapping[str, int]) -> str:
-    parts = [f"{key} {counts[key]}" for key in ("unread", "claimed", "acknowledged")]
-    if counts["suppressed"]:
-        parts.append(f"suppressed {counts['suppressed']}")
-    return f"{session_id}: {', '.join(parts)}"
-
-
-def _delivery(ctx: _Context, delivery: _Delivery, materialization: str) -> dict[str, Any]:
-    sessions = delivery.lead_sessions
-    session_ids = [session["id"] for session in sessions]
-    details: dict[str, Any] = {"leadSessions": session_ids}
-    no_session = f"No lead session is registered for this workspace; {SESSION_HINT}."
-    latest_event = ctx.latest_event
-    if latest_event is None:
-        if materialization == "healthy":
-            return _stage(
-                "delivery",
-                "healthy",
-                "Nothing to deliver — no event was materialized, as expected (not a bug).",
-                details,
-            )
-        reason = "Delivery has not started: no event has materialized yet."
-        if not sessions:
-            reason += f" {no_session}"
-        return _stage("delivery", "pending", reason, details)
-    if not sessions:
-        return _stage(
-            "delivery",
-            "pending",
-            f"{no_session} Events are projected only to lead sessions registered when they "
-            "materialize.",
-            details,
-        )
-    if not delivery.counts:
-        registered = min(int(ms_from_iso(session["createdAt"]) or 0) for session in sessions)
-        if latest_event.created_at * 1000 < registered:
-            return _stage(
-                "delivery",
-                "pending",
-                "Every lead session registered after the latest event; they receive this "
-                "monitor's next event.",
-                details,
-            )
-        return _stage(
-            "delivery",
-            "failure",
-            "No session_event_state projections exist for the materialized events although "
-            "lead sessions were registered.",
-            details,
-        )
-    totals = {
-        key: sum(counts[key] for counts in delivery.counts.values())
-        for key in ("unread", "claimed", "acknowledged", "suppressed")
-    }
-    details.update(totals)
-    details["sessions"] = [
-        {"sessionId": session_id, **counts} for session_id, counts in delivery.counts.items()
-    ]
-    summaries = "; ".join(
-        _session_summary(session_id, counts) for session_id, counts in delivery.counts.items()
-    )
-    reason = f"Events are projected to {_plural(len(delivery.counts), 'session')} ({summaries})."
-    if delivery.interpret_suppressed:
-        details["interpretSuppressed"] = delivery.interpret_suppressed
-        reason += (
-            f" Interpret suppressed {delivery.interpret_suppressed} as not substantive "
-            "(recorded per recipient)."
-        )
-    return _stage("delivery", "ok", reason, details)
 
 
 # --------------------------------------------------------------------------- report

@@ -75,6 +75,7 @@ class Runtime:
         # Callbacks run after every tick (hook-state refresh, hint targets).
         self.after_tick: list[Callable[[Definitions, TickResult], None]] = []
         self.last_definitions = Definitions((), ())
+        self._known: dict[str, str] = {}
 
     # ------------------------------------------------------------------ tick
 
@@ -94,6 +95,7 @@ class Runtime:
         result = TickResult()
         definitions = self.definitions.load(self.workspace, self.monitors_dir)
         self.last_definitions = definitions
+        self._forget_removed(definitions)
         self._reap_sessions(now)
         for problem in definitions.problems:
             self._record_problem(problem, now, result)
@@ -321,6 +323,20 @@ class Runtime:
         return failures.count, failures.retry_at_ms, failures.last_message
 
     # ------------------------------------------------------------------ housekeeping
+
+    def _forget_removed(self, definitions: Definitions) -> None:
+        """Let sources drop per-monitor caches of monitors that no longer run."""
+        current = {monitor.id: monitor.source_name for monitor in definitions.runnable}
+        for monitor_id, source_name in self._known.items():
+            if current.get(monitor_id) == source_name:
+                continue
+            forget = getattr(self.registry.get(source_name), "forget", None)
+            if callable(forget):
+                forget(monitor_id)
+        self._known = current
+        for monitor_id in [key for key in self._failures if key not in current]:
+            if not any(problem.monitor_id == monitor_id for problem in definitions.problems):
+                del self._failures[monitor_id]
 
     def _reap_sessions(self, now: int) -> None:
         """Sessions idle for 30 minutes go dormant (they keep receiving projections)."""

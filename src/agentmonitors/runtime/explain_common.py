@@ -1,0 +1,110 @@
+"""Shared vocabulary of the ``monitor explain`` stages: labels, statuses, the read context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.store.records import EventRow, HistoryRow, MonitorStateRow
+
+if TYPE_CHECKING:
+    from agentmonitors.runtime.tick import Runtime
+    from agentmonitors.store.database import Database
+
+STAGE_LABELS: dict[str, str] = {
+    "definition": "Definition",
+    "scheduling": "Scheduling",
+    "observation": "Observation",
+    "notify": "Notify state",
+    "materialization": "Materialization",
+    "delivery": "Projection and delivery",
+}
+STAGE_IDS = tuple(STAGE_LABELS)
+STATUS_GLYPHS: dict[str, str] = {"ok": "✓", "healthy": "○", "pending": "⏳", "failure": "✗"}
+STATUS_SEVERITY: dict[str, int] = {"ok": 0, "healthy": 1, "pending": 2, "failure": 3}
+# Observation outcomes that mean "the source ran and there was nothing to report".
+IDLE_RESULTS = frozenset({"no-change", "rebaselined", "no-files-matched"})
+SESSION_HINT = (
+    "sessions register when a Claude Code session starts (its SessionStart hook runs "
+    "`agentmonitors session start`)"
+)
+BLOCKED_REASON = "Not evaluated: the definition stage failed."
+
+
+def _stage(
+    stage_id: str, status: str, reason: str, details: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return {
+        "id": stage_id,
+        "label": STAGE_LABELS[stage_id],
+        "status": status,
+        "reason": reason,
+        "details": details if details is not None else {},
+    }
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _every(ms: int) -> str:
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms >= size and ms % size == 0:
+            return f"every {ms // size}{unit}"
+    return f"every {ms} ms"
+
+
+def _next_cron_ms(expression: str, timezone: str, not_before_ms: int) -> int | None:
+    """Start of the first minute at or after ``not_before_ms``'s minute the cron matches."""
+    from zoneinfo import ZoneInfo
+
+    from cronsim import CronSim
+
+    try:
+        zone = ZoneInfo(timezone)
+        minute = datetime.fromtimestamp((not_before_ms // 60_000) * 60, tz=zone)
+        upcoming = next(CronSim(" ".join(expression.split()), minute - timedelta(seconds=1)))
+    except Exception:
+        return None
+    return int(upcoming.timestamp() * 1000)
+
+
+# --------------------------------------------------------------------------- context
+
+
+@dataclass
+class _Context:
+    """Everything the stages read, gathered once."""
+
+    db: Database
+    monitor_id: str
+    workspace: str
+    now_ms: int
+    runtime: Runtime | None
+    monitor: MonitorDefinition | None = None
+    state: MonitorStateRow | None = None
+    history: list[HistoryRow] = field(default_factory=list)
+    events: list[EventRow] = field(default_factory=list)
+    latest_event: EventRow | None = None
+    event_total: int = 0
+    schedule_error: str | None = None
+
+    @property
+    def notify_state(self) -> dict[str, Any]:
+        return self.state.notify_state if self.state is not None else {}
+
+    @property
+    def latest(self) -> HistoryRow | None:
+        return self.history[0] if self.history else None
+
+
+def _event_total(ctx: _Context) -> int:
+    with ctx.db.read() as conn:
+        row = conn.execute(
+            "SELECT COUNT(*) FROM monitor_events WHERE monitor_id = ?"
+            " AND (workspace_path = ? OR workspace_path IS NULL)",
+            (ctx.monitor_id, ctx.workspace),
+        ).fetchone()
+    return int(row[0])

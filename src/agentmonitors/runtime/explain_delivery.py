@@ -1,0 +1,212 @@
+"""The delivery stage of ``monitor explain``: which sessions hold this monitor's events."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentmonitors.runtime.clock import ms_from_iso
+from agentmonitors.runtime.explain_common import (
+    SESSION_HINT,
+    _Context,
+    _plural,
+    _stage,
+)
+from agentmonitors.store.records import iso_from_seconds
+
+# --------------------------------------------------------------------------- delivery
+
+
+def _session_json(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "adapter": row["adapter"],
+        "hostSessionId": row["host_session_id"],
+        "agentIdentity": row["agent_identity"],
+        "role": row["role"],
+        "workspacePath": row["workspace_path"],
+        "hookStatePath": row["hook_state_path"],
+        "status": row["status"],
+        "baselineAt": iso_from_seconds(row["baseline_at"]),
+        "lastActiveAt": iso_from_seconds(row["last_active_at"]),
+        "lastRecapAt": iso_from_seconds(row["last_recap_at"]),
+        "dormantAt": iso_from_seconds(row["dormant_at"]),
+        "createdAt": iso_from_seconds(row["created_at"]),
+        "updatedAt": iso_from_seconds(row["updated_at"]),
+    }
+
+
+def _delivery_state(row: sqlite3.Row) -> str:
+    if row["acknowledged_at"] is not None:
+        return "acknowledged"
+    if row["first_notified_at"] is not None:
+        return "claimed"
+    return "unread"
+
+
+def _projection_json(row: sqlite3.Row) -> dict[str, Any]:
+    projection: dict[str, Any] = {
+        "eventId": row["event_id"],
+        "sessionId": row["session_id"],
+        "sessionRole": row["session_role"],
+        "sessionStatus": row["session_status"],
+        "deliveryState": _delivery_state(row),
+        "workspacePath": row["session_workspace"],
+        "createdAt": iso_from_seconds(row["created_at"]),
+    }
+    optional = {
+        "firstNotifiedAt": iso_from_seconds(row["first_notified_at"]),
+        "lastClaimAt": iso_from_seconds(row["last_claim_at"]),
+        "lastClaimLifecycle": row["last_claim_lifecycle"],
+        "acknowledgedAt": iso_from_seconds(row["acknowledged_at"]),
+        "interpretDecision": row["interpret_decision"],
+        "interpretReason": row["interpret_reason"],
+        "interpretDigest": row["interpret_digest"],
+        "diffText": row["diff_text"] if row["diff_text"] is not None else row["event_diff"],
+    }
+    projection.update({key: value for key, value in optional.items() if value is not None})
+    if row["net_suppressed_at"] is not None:
+        projection["netSuppressed"] = True
+    return projection
+
+
+_PROJECTION_JOIN = (
+    " FROM session_event_state s"
+    " JOIN monitor_events e ON e.id = s.event_id"
+    " JOIN agent_sessions a ON a.id = s.session_id"
+    " WHERE e.monitor_id = ? AND (e.workspace_path = ? OR e.workspace_path IS NULL)"
+    " AND (a.workspace_path = ? OR a.workspace_path IS NULL)"
+)
+
+
+@dataclass(frozen=True)
+class _Delivery:
+    lead_sessions: list[dict[str, Any]]
+    projections: list[dict[str, Any]]
+    # Per session: acknowledged > suppressed > claimed > unread, each row counted once.
+    counts: dict[str, dict[str, int]]
+    interpret_suppressed: int
+
+
+def _read_delivery(ctx: _Context) -> _Delivery:
+    params = (ctx.monitor_id, ctx.workspace, ctx.workspace)
+    with ctx.db.read() as conn:
+        sessions = conn.execute(
+            "SELECT * FROM agent_sessions WHERE role = 'lead'"
+            " AND (workspace_path = ? OR workspace_path IS NULL) ORDER BY created_at, id",
+            (ctx.workspace,),
+        ).fetchall()
+        tallies = conn.execute(
+            "SELECT s.session_id,"
+            " SUM(s.acknowledged_at IS NOT NULL),"
+            " SUM(s.acknowledged_at IS NULL AND s.net_suppressed_at IS NOT NULL),"
+            " SUM(s.acknowledged_at IS NULL AND s.net_suppressed_at IS NULL"
+            "     AND s.first_notified_at IS NOT NULL),"
+            " SUM(s.acknowledged_at IS NULL AND s.net_suppressed_at IS NULL"
+            "     AND s.first_notified_at IS NULL),"
+            " SUM(COALESCE(s.interpret_decision, '') = 'suppress')"
+            + _PROJECTION_JOIN
+            + " GROUP BY s.session_id ORDER BY MIN(a.created_at), s.session_id",
+            params,
+        ).fetchall()
+        event_ids = [event.id for event in ctx.events]
+        rows: list[sqlite3.Row] = []
+        if event_ids:
+            marks = ", ".join("?" for _ in event_ids)
+            rows = conn.execute(
+                "SELECT s.*, a.role AS session_role, a.status AS session_status,"
+                " a.workspace_path AS session_workspace, e.diff_text AS event_diff"
+                + _PROJECTION_JOIN
+                + f" AND s.event_id IN ({marks})"
+                " ORDER BY e.created_at DESC, e.id DESC, a.created_at, a.id",
+                (*params, *event_ids),
+            ).fetchall()
+    counts: dict[str, dict[str, int]] = {}
+    suppressed_by_interpret = 0
+    for session_id, acknowledged, suppressed, claimed, unread, interpret in tallies:
+        counts[str(session_id)] = {
+            "unread": int(unread or 0),
+            "claimed": int(claimed or 0),
+            "acknowledged": int(acknowledged or 0),
+            "suppressed": int(suppressed or 0),
+        }
+        suppressed_by_interpret += int(interpret or 0)
+    return _Delivery(
+        lead_sessions=[_session_json(row) for row in sessions],
+        projections=[_projection_json(row) for row in rows],
+        counts=counts,
+        interpret_suppressed=suppressed_by_interpret,
+    )
+
+
+def _session_summary(session_id: str, counts: Mapping[str, int]) -> str:
+    parts = [f"{key} {counts[key]}" for key in ("unread", "claimed", "acknowledged")]
+    if counts["suppressed"]:
+        parts.append(f"suppressed {counts['suppressed']}")
+    return f"{session_id}: {', '.join(parts)}"
+
+
+def _delivery(ctx: _Context, delivery: _Delivery, materialization: str) -> dict[str, Any]:
+    sessions = delivery.lead_sessions
+    session_ids = [session["id"] for session in sessions]
+    details: dict[str, Any] = {"leadSessions": session_ids}
+    no_session = f"No lead session is registered for this workspace; {SESSION_HINT}."
+    latest_event = ctx.latest_event
+    if latest_event is None:
+        if materialization == "healthy":
+            return _stage(
+                "delivery",
+                "healthy",
+                "Nothing to deliver — no event was materialized, as expected (not a bug).",
+                details,
+            )
+        reason = "Delivery has not started: no event has materialized yet."
+        if not sessions:
+            reason += f" {no_session}"
+        return _stage("delivery", "pending", reason, details)
+    if not sessions:
+        return _stage(
+            "delivery",
+            "pending",
+            f"{no_session} Events are projected only to lead sessions registered when they "
+            "materialize.",
+            details,
+        )
+    if not delivery.counts:
+        registered = min(int(ms_from_iso(session["createdAt"]) or 0) for session in sessions)
+        if latest_event.created_at * 1000 < registered:
+            return _stage(
+                "delivery",
+                "pending",
+                "Every lead session registered after the latest event; they receive this "
+                "monitor's next event.",
+                details,
+            )
+        return _stage(
+            "delivery",
+            "failure",
+            "No session_event_state projections exist for the materialized events although "
+            "lead sessions were registered.",
+            details,
+        )
+    totals = {
+        key: sum(counts[key] for counts in delivery.counts.values())
+        for key in ("unread", "claimed", "acknowledged", "suppressed")
+    }
+    details.update(totals)
+    details["sessions"] = [
+        {"sessionId": session_id, **counts} for session_id, counts in delivery.counts.items()
+    ]
+    summaries = "; ".join(
+        _session_summary(session_id, counts) for session_id, counts in delivery.counts.items()
+    )
+    reason = f"Events are projected to {_plural(len(delivery.counts), 'session')} ({summaries})."
+    if delivery.interpret_suppressed:
+        details["interpretSuppressed"] = delivery.interpret_suppressed
+        reason += (
+            f" Interpret suppressed {delivery.interpret_suppressed} as not substantive "
+            "(recorded per recipient)."
+        )
+    return _stage("delivery", "ok", reason, details)
