@@ -208,10 +208,17 @@ class Daemon:
         """Serve until stopped; returns the process exit code."""
         from agentmonitors.sources.file_hints import FileHintWatcher
 
-        await self.server.start()
         loop = asyncio.get_running_loop()
+        # Handlers first: a signal that arrives as soon as the socket answers must
+        # still end in a clean stop.
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, self.request_stop)
+        try:
+            await self.server.start()
+        except BaseException:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+            raise
         self.out(f"AgentMon daemon listening on {self.options.socket_path}")
         self._hints = FileHintWatcher(self._on_hint)
         serving = asyncio.create_task(self.server.serve_forever())
@@ -235,7 +242,7 @@ class Daemon:
                 if self._should_reap():
                     self.out("AgentMon daemon idle with no active session; stopping.")
                     break
-                if self._hinted:
+                if self._hinted or self._stop.is_set():
                     continue
                 self._wake.clear()  # nothing pending: the next set() is news
                 timeout = max(0.0, next_tick - time.monotonic())
