@@ -177,6 +177,12 @@ def test_status_stop_and_history_over_the_socket(
     history = run_cli("monitor", "history", "notes", "--format", "json")
     assert history.code == 0
     assert [row["monitorId"] for row in history.json()] == ["notes"]
+    explained = run_cli("monitor", "explain", "notes", "--format", "json")
+    assert explained.code == 0
+    report = explained.json()
+    assert "notice" not in report  # answered by the live daemon
+    assert report["monitorId"] == "notes"
+    assert report["stages"][1]["id"] == "scheduling"
     stopped = run_cli("daemon", "stop", "--workspace", str(workspace.root))
     assert stopped.code == 0
     assert stopped.out.strip() == "AgentMon daemon stopping."

@@ -36,6 +36,19 @@ def _nothing_persisted(workspace: str, socket_path: str) -> str:
     )
 
 
+def ask_daemon(socket_path: str, method: str, params: dict[str, Any]) -> Any:
+    """The daemon's answer, or None when no daemon answers (the caller reads the store).
+
+    Any other failure (an application error, an older daemon) is raised.
+    """
+    from agentmonitors.daemon.client import DaemonConnectionError, call
+
+    try:
+        return call(socket_path, method, params)
+    except DaemonConnectionError:
+        return None
+
+
 def _open_existing(db_path: str) -> Any:
     """The workspace database if it exists; never creates one just to find it empty."""
     from agentmonitors.store.database import Database, is_memory
@@ -72,7 +85,7 @@ def history(
     dir_: str | None,
     output_format: str | None,
 ) -> int:
-    from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call
+    from agentmonitors.daemon.client import DaemonError
     from agentmonitors.paths import resolve_db_path, resolve_socket_path
 
     fmt = resolve_format(output_format)
@@ -91,9 +104,7 @@ def history(
     if workspace is not None:
         params["workspacePath"] = workspace_path
     try:
-        rows = call(socket_path, "history.list", params)
-    except DaemonConnectionError:
-        rows = None
+        rows = ask_daemon(socket_path, "history.list", params)
     except DaemonError as error:
         return report_error(f"History failed: {error}", fmt == "json")
     if rows is not None:
@@ -149,7 +160,7 @@ def explain(
     output_format: str | None,
 ) -> int:
     from agentmonitors.cli.daemon import workspace_and_monitors
-    from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call
+    from agentmonitors.daemon.client import DaemonError
     from agentmonitors.paths import resolve_db_path, resolve_socket_path
     from agentmonitors.runtime.explain import has_persisted_state, render_explain_text
 
@@ -164,9 +175,7 @@ def explain(
         "eventLimit": event_limit,
     }
     try:
-        report = call(socket_path, "monitor.explain", params)
-    except DaemonConnectionError:
-        report = None
+        report = ask_daemon(socket_path, "monitor.explain", params)
     except DaemonError as error:
         return report_error(f"Explain failed: {error}", fmt == "json")
     if report is not None:
