@@ -310,3 +310,73 @@ def test_lead_sessions_receive_projections_with_cursor_seeded(harness: Harness) 
         ("S1", "v1"),
         ("S4", "v1"),
     ]
+
+
+def insert_session(harness: Harness, sid: str, last_active_s: int, workspace: str | None) -> None:
+    with harness.db.write() as conn:
+        conn.execute(
+            "INSERT INTO agent_sessions (id, adapter, host_session_id, agent_identity, role,"
+            " workspace_path, hook_state_path, status, baseline_at, last_active_at,"
+            " created_at, updated_at) VALUES (?, 'claude-code', ?, ?, 'lead', ?, '/x',"
+            " 'active', ?, ?, ?, ?)",
+            (sid, sid, sid, workspace, *([last_active_s] * 4)),
+        )
+
+
+def test_sessions_idle_for_thirty_minutes_go_dormant(harness: Harness) -> None:
+    now_s = START // 1000
+    insert_session(harness, "OLD", now_s - 1_800, str(harness.workspace))
+    insert_session(harness, "FRESH", now_s - 1_799, str(harness.workspace))
+    insert_session(harness, "GLOBAL", now_s - 4_000, None)
+    insert_session(harness, "OTHER", now_s - 4_000, "/another/project")
+    with harness.db.write() as conn:
+        conn.execute(
+            "INSERT INTO ephemeral_monitors (id, session_id, source_name, urgency, urgency_max,"
+            " created_at, updated_at) VALUES ('ephemeral:OLD/1', 'OLD', 'scripted', 'normal',"
+            " 'normal', ?, ?)",
+            (now_s - 5_000, now_s - 5_000),
+        )
+    harness.tick()
+    statuses = {
+        row["id"]: (row["status"], row["dormant_at"])
+        for row in harness.rows("SELECT id, status, dormant_at FROM agent_sessions")
+    }
+    assert statuses == {
+        "OLD": ("dormant", now_s),
+        "FRESH": ("active", None),
+        "GLOBAL": ("dormant", now_s),
+        "OTHER": ("active", None),
+    }
+    assert harness.rows("SELECT status FROM ephemeral_monitors") == [{"status": "reaped"}]
+
+
+def test_object_tombstones_remove_the_objects_events_then_expire(harness: Harness) -> None:
+    write_monitor(harness.workspace, "docs", "watch:\n  type: scripted\n  interval: 1s\n")
+    insert_session(harness, "S1", START // 1000, str(harness.workspace))
+    harness.source.queue.append(
+        observed(
+            Observation(title="scratch", snapshot_text="x", object_key="/w/scratch"),
+            Observation(title="kept", snapshot_text="y", object_key="/w/kept"),
+        )
+    )
+    harness.tick()
+    assert len(harness.rows("SELECT * FROM session_event_state")) == 2
+    with harness.db.write() as conn:
+        conn.execute(
+            "INSERT INTO object_event_suppressions (id, monitor_id, object_key, workspace_path,"
+            " created_at, expires_at) VALUES ('t', 'docs', '/w/scratch', ?, ?, ?)",
+            (str(harness.workspace), START // 1000, START // 1000 + 60),
+        )
+    harness.clock.advance(1_000)
+    harness.tick()
+    assert [row["title"] for row in harness.rows("SELECT title FROM monitor_events")] == ["kept"]
+    assert len(harness.rows("SELECT * FROM session_event_state")) == 1
+    assert [
+        row["object_key"] for row in harness.rows("SELECT object_key FROM monitor_snapshots")
+    ] == ["/w/kept"]
+    assert [
+        r["object_key"] for r in harness.rows("SELECT object_key FROM session_object_cursor")
+    ] == ["/w/kept"]
+    harness.clock.advance(60_000)
+    harness.tick()
+    assert harness.rows("SELECT * FROM object_event_suppressions") == []

@@ -339,21 +339,41 @@ class Runtime:
                 del self._failures[monitor_id]
 
     def _reap_sessions(self, now: int) -> None:
-        """Sessions idle for 30 minutes go dormant (they keep receiving projections)."""
+        """Sessions idle for 30 minutes go dormant (they keep receiving projections).
+
+        Their ephemeral monitors are reaped with them. Nothing is written (no write
+        lock taken) on the usual tick where no session is idle.
+        """
         cutoff = (now - SESSION_DORMANCY_MS) // 1000
         now_s = now // 1000
         try:
+            with self.db.read() as conn:
+                idle = [
+                    str(row[0])
+                    for row in conn.execute(
+                        "SELECT id FROM agent_sessions WHERE status = 'active'"
+                        " AND last_active_at <= ?"
+                        " AND (workspace_path = ? OR workspace_path IS NULL)"
+                        " AND NOT EXISTS (SELECT 1 FROM ephemeral_monitors e"
+                        "   WHERE e.session_id = agent_sessions.id AND e.status = 'active'"
+                        "   AND e.created_at > ?)",
+                        (cutoff, self.workspace, cutoff),
+                    )
+                ]
+            if not idle:
+                return
             with self.db.write() as conn:
-                conn.execute(
-                    "UPDATE agent_sessions SET status = 'dormant', dormant_at = ?,"
-                    " last_active_at = ?, updated_at = ?"
-                    " WHERE status = 'active' AND last_active_at <= ?"
-                    " AND (workspace_path = ? OR workspace_path IS NULL)"
-                    " AND NOT EXISTS (SELECT 1 FROM ephemeral_monitors e"
-                    "   WHERE e.session_id = agent_sessions.id AND e.status = 'active'"
-                    "   AND e.created_at > ?)",
-                    (now_s, now_s, now_s, cutoff, self.workspace, cutoff),
-                )
+                for session_id in idle:
+                    conn.execute(
+                        "UPDATE agent_sessions SET status = 'dormant', dormant_at = ?,"
+                        " last_active_at = ?, updated_at = ? WHERE id = ? AND status = 'active'",
+                        (now_s, now_s, now_s, session_id),
+                    )
+                    conn.execute(
+                        "UPDATE ephemeral_monitors SET status = 'reaped', reaped_at = ?,"
+                        " updated_at = ? WHERE session_id = ? AND status = 'active'",
+                        (now_s, now_s, session_id),
+                    )
         except Exception:
             log.warning("could not mark idle sessions dormant", exc_info=True)
 
@@ -361,6 +381,9 @@ class Runtime:
         """Apply object tombstones (verify's scratch files), then purge expired ones."""
         now_s = now // 1000
         try:
+            with self.db.read() as conn:
+                if not conn.execute("SELECT 1 FROM object_event_suppressions LIMIT 1").fetchone():
+                    return
             with self.db.write() as conn:
                 active = conn.execute(
                     "SELECT monitor_id, object_key, workspace_path FROM object_event_suppressions"
