@@ -52,3 +52,27 @@ def test_daemon_client_and_paths_import_only_the_standard_library() -> None:
     assert third_party == set()
     # The hook path's client is plain sockets: asyncio alone costs more than the hook.
     assert "asyncio" not in modules
+
+
+@pytest.mark.slow
+def test_transport_rendering_and_sizing_import_only_the_standard_library() -> None:
+    modules = imported_modules(
+        "import agentmonitors.transports.text, agentmonitors.transports.render, "
+        "agentmonitors.transports.sizing"
+    )
+    ours = {name for name in modules if name.split(".")[0] == "agentmonitors"}
+    assert ours == {
+        "agentmonitors",
+        "agentmonitors.transports",
+        "agentmonitors.transports.text",
+        "agentmonitors.transports.render",
+        "agentmonitors.transports.sizing",
+    }
+    third_party = {
+        name
+        for name in modules - ours
+        if name.split(".")[0] not in sys.stdlib_module_names and not name.startswith("_")
+    }
+    assert third_party == set()
+    # Pure string work: not even typing or json on the hook path.
+    assert not {"typing", "json", "re", "dataclasses"} & modules

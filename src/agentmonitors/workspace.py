@@ -12,7 +12,6 @@ import math
 import os
 import stat
 from collections.abc import Mapping
-from typing import NamedTuple
 
 ENABLE_FILE_RELPATH = os.path.join(".claude", "agentmonitors.local.md")
 PROJECT_MONITORS_RELPATH = os.path.join(".claude", "monitors")
@@ -112,14 +111,53 @@ def user_monitors_dir() -> str | None:
 # --------------------------------------------------------------------------- enable file
 
 
-class LocalState(NamedTuple):
-    """The per-project coordination file's keys."""
+class LocalState:
+    """The per-project coordination file's keys.
 
-    enabled: bool = False
-    socket: str | None = None
-    db: str | None = None
-    reap_after_ms: int = DEFAULT_REAP_AFTER_MS
-    last_boot_failure_at: str | None = None
+    A plain class rather than a NamedTuple: importing ``typing`` would cost every
+    hook a few milliseconds.
+    """
+
+    __slots__ = ("db", "enabled", "last_boot_failure_at", "reap_after_ms", "socket")
+
+    def __init__(
+        self,
+        enabled: bool = False,
+        socket: str | None = None,
+        db: str | None = None,
+        reap_after_ms: int = DEFAULT_REAP_AFTER_MS,
+        last_boot_failure_at: str | None = None,
+    ) -> None:
+        self.enabled = enabled
+        self.socket = socket
+        self.db = db
+        self.reap_after_ms = reap_after_ms
+        self.last_boot_failure_at = last_boot_failure_at
+
+    def _fields(self) -> tuple[bool, str | None, str | None, int, str | None]:
+        return (self.enabled, self.socket, self.db, self.reap_after_ms, self.last_boot_failure_at)
+
+    def _replace(self, **changes: object) -> LocalState:
+        """A copy with some keys changed (the NamedTuple-style spelling callers use)."""
+        values: dict[str, object] = {name: getattr(self, name) for name in self.__slots__}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"unknown LocalState keys: {sorted(unknown)}")
+        values.update(changes)
+        return LocalState(**values)  # type: ignore[arg-type]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LocalState) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"LocalState(enabled={self.enabled!r}, socket={self.socket!r}, db={self.db!r}, "
+            f"reap_after_ms={self.reap_after_ms!r}, "
+            f"last_boot_failure_at={self.last_boot_failure_at!r})"
+        )
 
 
 def enable_file_path(workspace: str) -> str:

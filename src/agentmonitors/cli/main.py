@@ -1,75 +1,30 @@
 """The ``agentmonitors`` entry point.
 
-Subcommands are imported only when invoked, so ``--help`` and each command pay for
-their own imports alone. Usage errors print one ``error: …`` line and exit 1; every
-command returns 0 or 1.
+The hook commands (``hook deliver``, ``session start``, ``session end``) run on every
+prompt and tool call, so they are dispatched here before click, pydantic or any
+other heavy module is imported. Everything else goes to the click application.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import Any
 
-import click
-
-COMMANDS: dict[str, tuple[str, str]] = {
-    "daemon": ("agentmonitors.cli.daemon", "Run, start, stop and inspect the workspace daemon."),
-    "demo": ("agentmonitors.cli.demo", "Run the authoring loop on an example workspace."),
-    "monitor": ("agentmonitors.cli.monitor", "Inspect one monitor: history, explain."),
-    "init": ("agentmonitors.cli.init", "Bootstrap a project (no name) or scaffold a monitor."),
-    "validate": ("agentmonitors.cli.validate", "Validate monitor files and folders."),
-    "scan": ("agentmonitors.cli.scan", "Find and summarise the monitors in a folder."),
-    "schema": ("agentmonitors.cli.schema", "JSON Schema for MONITOR.md frontmatter."),
-    "source": ("agentmonitors.cli.source", "Observation sources."),
+_FAST = {
+    ("hook", "deliver"): ("agentmonitors.transports.deliver", "run_hook_deliver"),
+    ("session", "start"): ("agentmonitors.transports.session_hooks", "run_session_start"),
+    ("session", "end"): ("agentmonitors.transports.session_hooks", "run_session_end"),
 }
-
-
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = COMMANDS.get(cmd_name)
-        if entry is None:
-            return None
-        command = importlib.import_module(entry[0]).command
-        assert isinstance(command, click.Command)
-        return command
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, help_text) for name, (_, help_text) in sorted(COMMANDS.items())]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-
-@click.group(
-    cls=LazyGroup,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    help="Durable observation and inbox delivery for AI agents",
-)
-@click.version_option(version=None, package_name="agentmonitors", message="%(version)s")
-def cli() -> None:
-    pass
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args:
-        args = ["--help"]
-    try:
-        result: Any = cli.main(args, prog_name="agentmonitors", standalone_mode=False)
-    except click.exceptions.UsageError as error:
-        click.echo(f"error: {error.format_message()}", err=True)
-        return 1
-    except click.exceptions.Abort:
-        click.echo("error: aborted", err=True)
-        return 1
-    except click.exceptions.ClickException as error:
-        click.echo(f"Error: {error.format_message()}", err=True)
-        return 1
-    except BrokenPipeError:
-        return 1
-    if isinstance(result, int):
-        return 0 if result == 0 else 1
-    return 0
+    target = _FAST.get((args[0], args[1])) if len(args) >= 2 else None
+    if target is not None and not ({"--help", "-h"} & set(args[2:])):
+        from importlib import import_module
+
+        command = getattr(import_module(target[0]), target[1])
+        code: int = command(args[2:])
+        return code
+    from agentmonitors.cli.app import run
+
+    return run(args)

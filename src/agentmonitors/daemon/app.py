@@ -73,7 +73,13 @@ class Daemon:
             monitors_dir=options.monitors_dir,
             clock=self.clock,
         )
+        from agentmonitors.delivery.service import DeliveryService
+
+        self.delivery = DeliveryService(self.db, self.clock)
         self.runtime.after_tick.append(self._after_tick)
+        self.runtime.after_tick.append(
+            lambda definitions, result: self.delivery.refresh_all(options.workspace)
+        )
         self.started_at_ms = self.clock.now_ms()
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
@@ -89,7 +95,10 @@ class Daemon:
     # ------------------------------------------------------------------ methods
 
     def _methods(self) -> dict[str, Method]:
+        from agentmonitors.daemon.delivery_methods import delivery_methods
+
         return {
+            **delivery_methods(self.delivery),
             "stop": Method(self._m_stop, params()),
             "status": Method(self._m_status, params()),
             "history.list": Method(

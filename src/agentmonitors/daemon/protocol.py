@@ -13,7 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Final, NamedTuple
+
+# ``typing`` stays out of the run-time imports: the hook path pays for each one.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
+
 
 REQUEST_TIMEOUT_S: Final = 2.0
 PING_TIMEOUT_S: Final = 0.5
@@ -39,10 +44,18 @@ NO_DAEMON_MESSAGE: Final = (
 )
 
 
-class Request(NamedTuple):
-    id: str
-    method: str
-    params: dict[str, Any]
+class Request:
+    """One decoded request line."""
+
+    __slots__ = ("id", "method", "params")
+
+    def __init__(self, id: str, method: str, params: dict[str, Any]) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+
+    def __repr__(self) -> str:
+        return f"Request(id={self.id!r}, method={self.method!r}, params={self.params!r})"
 
 
 def encode_message(message: Mapping[str, Any]) -> bytes:

@@ -1,0 +1,76 @@
+"""The click application behind ``agentmonitors``.
+
+Subcommands are imported only when invoked, so ``--help`` and each command pay for
+their own imports alone. Usage errors print one ``error: …`` line and exit 1; every
+command returns 0 or 1.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "daemon": ("agentmonitors.cli.daemon", "Run, start, stop and inspect the workspace daemon."),
+    "demo": ("agentmonitors.cli.demo", "Run the authoring loop on an example workspace."),
+    "monitor": ("agentmonitors.cli.monitor", "Inspect one monitor: history, explain."),
+    "events": ("agentmonitors.cli.events", "A session's events: list and acknowledge."),
+    "hook": ("agentmonitors.cli.hook", "Deliveries at agent hooks (deliver, claim)."),
+    "session": ("agentmonitors.cli.session", "Agent sessions: start, end, open, close, list."),
+    "init": ("agentmonitors.cli.init", "Bootstrap a project (no name) or scaffold a monitor."),
+    "validate": ("agentmonitors.cli.validate", "Validate monitor files and folders."),
+    "scan": ("agentmonitors.cli.scan", "Find and summarise the monitors in a folder."),
+    "schema": ("agentmonitors.cli.schema", "JSON Schema for MONITOR.md frontmatter."),
+    "source": ("agentmonitors.cli.source", "Observation sources."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        command = importlib.import_module(entry[0]).command
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_text) for name, (_, help_text) in sorted(COMMANDS.items())]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Durable observation and inbox delivery for AI agents",
+)
+@click.version_option(version=None, package_name="agentmonitors", message="%(version)s")
+def cli() -> None:
+    pass
+
+
+def run(args: list[str]) -> int:
+    if not args:
+        args = ["--help"]
+    try:
+        result: Any = cli.main(args, prog_name="agentmonitors", standalone_mode=False)
+    except click.exceptions.UsageError as error:
+        click.echo(f"error: {error.format_message()}", err=True)
+        return 1
+    except click.exceptions.Abort:
+        click.echo("error: aborted", err=True)
+        return 1
+    except click.exceptions.ClickException as error:
+        click.echo(f"Error: {error.format_message()}", err=True)
+        return 1
+    except BrokenPipeError:
+        return 1
+    if isinstance(result, int):
+        return 0 if result == 0 else 1
+    return 0

@@ -1,0 +1,61 @@
+"""``agentmonitors hook``: deliver at a Claude Code hook, or claim by hand."""
+
+from __future__ import annotations
+
+import click
+
+from agentmonitors.cli.daemon_calls import SESSION_HINT, DaemonCallFailed, ask, manual_socket
+from agentmonitors.cli.output import dump_json, format_option
+
+LIFECYCLES = ("turn-interruptible", "turn-idle", "post-compact")
+
+
+@click.group("hook", help="Deliveries at agent hooks.")
+def command() -> None:
+    pass
+
+
+@command.command(
+    "deliver",
+    help="Claude Code hook (UserPromptSubmit, PostToolUse, Stop, SessionStart): read the "
+    "payload on stdin and print what the agent should see. Always exits 0.",
+)
+@click.option("--lifecycle", type=click.Choice(LIFECYCLES), help="Override the hook mapping.")
+@click.option("--format", "output_format", type=click.Choice(["json", "text"]), default="json")
+@click.option("--socket", help="Unix socket of the daemon (default: the workspace's).")
+@click.option("--debug", is_flag=True, help="Explain each step on stderr.")
+def deliver(lifecycle: str | None, output_format: str, socket: str | None, debug: bool) -> int:
+    from agentmonitors.transports.deliver import run_hook_deliver
+
+    args = ["--format", output_format]
+    if lifecycle:
+        args += ["--lifecycle", lifecycle]
+    if socket:
+        args += ["--socket", socket]
+    if debug:
+        args.append("--debug")
+    return run_hook_deliver(args)
+
+
+@command.command("claim", help="Claim a delivery by hand (marks rows claimed, never acknowledged).")
+@click.option("--session", "session_id", required=True, help="AgentMon session id. " + SESSION_HINT)
+@click.option("--lifecycle", type=click.Choice(LIFECYCLES), required=True)
+@click.option("--socket", help="Unix socket of the daemon.")
+@format_option(("text", "json"), "json")
+def claim(session_id: str, lifecycle: str, socket: str | None, output_format: str) -> int:
+    try:
+        result = ask(
+            manual_socket(socket),
+            "hook.claim",
+            {"sessionId": session_id, "lifecycle": lifecycle},
+            as_json=output_format == "json",
+        )
+    except DaemonCallFailed:
+        return 1
+    if output_format == "json":
+        click.echo(dump_json(result))
+    elif result is None:
+        click.echo("No pending delivery.")
+    else:
+        click.echo(result.get("message", ""))
+    return 0

@@ -1,0 +1,167 @@
+"""The delivery IPC methods: ``session.*``, ``events.list``/``ack`` and ``hook.*``.
+
+Thin adapters over :class:`DeliveryService`: the server checks the params, these map
+them to the service and its errors to :class:`RequestError` (answered verbatim).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agentmonitors.daemon.server import Method, ParamSpec, RequestError, params
+from agentmonitors.delivery.events import EventQuery
+from agentmonitors.delivery.records import (
+    LIFECYCLES,
+    ROLES,
+    URGENCIES,
+    InvalidLifecycle,
+    SessionNotFound,
+)
+from agentmonitors.delivery.service import DeliveryService
+from agentmonitors.runtime.clock import ms_from_iso
+
+Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+_LIFECYCLE = ParamSpec(type="str", required=True, choices=LIFECYCLES)
+_MAX_EVENTS = ParamSpec(type="int", minimum=1)
+_CLAIM_PARAMS = params(sessionId=(str, True), lifecycle=_LIFECYCLE, maxEvents=_MAX_EVENTS)
+
+
+def _guarded(handler: Callable[[dict[str, Any]], Any]) -> Handler:
+    """An async handler whose domain errors become ``RequestError``."""
+
+    async def run(request: dict[str, Any]) -> Any:
+        try:
+            return handler(request)
+        except (SessionNotFound, InvalidLifecycle) as error:
+            raise RequestError(str(error)) from None
+
+    return run
+
+
+def _since_ms(value: Any) -> int | None:
+    """``since`` as an ISO-8601 timestamp, or epoch milliseconds."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        parsed = ms_from_iso(value)
+        if parsed is not None:
+            return parsed
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    raise RequestError("Invalid params for events.list: since must be an ISO-8601 timestamp")
+
+
+def _scope(value: Any) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not all(isinstance(item, str) for item in value.values()):
+        raise RequestError("Invalid params for events.list: scope values must be strings")
+    return dict(value)
+
+
+def event_query(request: dict[str, Any]) -> EventQuery:
+    return EventQuery(
+        session_id=request.get("sessionId"),
+        monitor_id=request.get("monitorId"),
+        urgency=request.get("urgency"),
+        tags=tuple(request.get("tags", ())),
+        scope=_scope(request.get("scope")),
+        object_key=request.get("objectKey"),
+        unread_only=bool(request.get("unreadOnly", False)),
+        since_baseline=bool(request.get("sinceBaseline", False)),
+        since_ms=_since_ms(request.get("since")),
+    )
+
+
+def delivery_methods(service: DeliveryService) -> dict[str, Method]:
+    """The method table entries this service answers."""
+
+    def session_open(request: dict[str, Any]) -> Any:
+        return service.open_session(
+            request["hostSessionId"],
+            adapter=request.get("adapter") or "claude-code",
+            agent_identity=request.get("agentIdentity"),
+            hook_state_path=request.get("hookStatePath"),
+            workspace_path=request.get("workspacePath"),
+            role=request.get("role"),
+        )
+
+    def events_ack(request: dict[str, Any]) -> Any:
+        unknown = service.ack(request["sessionId"], request.get("eventIds"))
+        # The reference answers {ok: true} alone; the unknown ids are extra, so the CLI
+        # can tell a mistyped id from success.
+        return {"ok": True, "unknownEventIds": unknown} if unknown else {"ok": True}
+
+    def hook_release(request: dict[str, Any]) -> Any:
+        service.release(request["reservationId"])
+        return {"ok": True}
+
+    def hook_preview_reminder(request: dict[str, Any]) -> Any:
+        return {"reminder": service.preview_reminder(request["sessionId"])}
+
+    session_only = params(sessionId=(str, True))
+    reservation = params(reservationId=(str, True))
+    return {
+        "session.open": Method(
+            _guarded(session_open),
+            params(
+                adapter=(str, False),
+                hostSessionId=(str, True),
+                agentIdentity=(str, False),
+                hookStatePath=(str, False),
+                workspacePath=(str, False),
+                role=ParamSpec(type="str", choices=ROLES),
+            ),
+        ),
+        "session.close": Method(
+            _guarded(lambda request: service.close_session(request["sessionId"])), session_only
+        ),
+        "session.list": Method(_guarded(lambda _request: service.list_sessions()), params()),
+        "events.list": Method(
+            _guarded(lambda request: service.list_events(event_query(request))),
+            params(
+                sessionId=(str, False),
+                monitorId=(str, False),
+                urgency=ParamSpec(type="str", choices=URGENCIES),
+                tags=(list, False),
+                scope=(dict, False),
+                objectKey=(str, False),
+                unreadOnly=(bool, False),
+                sinceBaseline=(bool, False),
+                since=(object, False),
+            ),
+        ),
+        "events.ack": Method(
+            _guarded(events_ack), params(sessionId=(str, True), eventIds=(list, False))
+        ),
+        "hook.claim": Method(
+            _guarded(
+                lambda request: service.claim(
+                    request["sessionId"], request["lifecycle"], request.get("maxEvents")
+                )
+            ),
+            _CLAIM_PARAMS,
+        ),
+        "hook.reserve": Method(
+            _guarded(
+                lambda request: service.reserve(
+                    request["sessionId"], request["lifecycle"], request.get("maxEvents")
+                )
+            ),
+            _CLAIM_PARAMS,
+        ),
+        "hook.commit": Method(
+            _guarded(lambda request: service.commit(request["reservationId"])), reservation
+        ),
+        "hook.release": Method(_guarded(hook_release), reservation),
+        "hook.preview": Method(
+            _guarded(lambda request: service.preview(request["sessionId"])), session_only
+        ),
+        "hook.previewReminder": Method(_guarded(hook_preview_reminder), session_only),
+        "hook.diagnose": Method(
+            _guarded(lambda request: service.diagnose(request["sessionId"], request["lifecycle"])),
+            params(sessionId=(str, True), lifecycle=_LIFECYCLE),
+        ),
+    }

@@ -1,0 +1,106 @@
+"""Claim-time ``net`` consolidation: a catch-up span of one object delivers only its endpoint.
+
+Events of a ``net`` monitor that carry a snapshot and an object key are grouped by
+``(monitor, object key, workspace)``; only the newest of each group (by
+``created_at``, then id) is delivered, the older ones are marked
+``net_suppressed_at``, and the survivor's per-recipient diff is re-anchored to the
+recipient's cursor so it spans the whole catch-up. Every other event is its own group.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentmonitors.delivery import states
+from agentmonitors.delivery.records import DeliveryRow
+from agentmonitors.runtime.diff import build_diff
+
+GroupKey = tuple[str, ...]
+
+
+def collapsible(row: DeliveryRow) -> bool:
+    event = row.event
+    return (
+        event.baseline_strategy == "net"
+        and event.snapshot_text is not None
+        and event.object_key is not None
+    )
+
+
+def group_key(row: DeliveryRow) -> GroupKey:
+    event = row.event
+    if not collapsible(row):
+        return ("single", event.id)
+    return ("net", event.monitor_id, event.object_key or "", event.workspace_path or "")
+
+
+@dataclass(frozen=True)
+class CollapseView:
+    delivered: list[DeliveryRow]  # in input order (callers pass oldest first)
+    suppressed: list[DeliveryRow]
+    # Survivors of groups that really collapsed (more than one event).
+    multi_survivors: list[DeliveryRow]
+
+
+def collapse_view(rows: Sequence[DeliveryRow]) -> CollapseView:
+    """Which rows survive and which fold away; reads and writes nothing."""
+    newest: dict[GroupKey, DeliveryRow] = {}
+    sizes: dict[GroupKey, int] = {}
+    for row in sorted(rows, key=lambda item: (item.event.created_at, item.id)):
+        if collapsible(row):
+            key = group_key(row)
+            newest[key] = row
+            sizes[key] = sizes.get(key, 0) + 1
+    delivered: list[DeliveryRow] = []
+    suppressed: list[DeliveryRow] = []
+    multi: list[DeliveryRow] = []
+    for row in rows:
+        key = group_key(row)
+        survivor = newest.get(key)
+        if survivor is None or survivor.id == row.id:
+            delivered.append(row)
+            if survivor is not None and sizes[key] > 1:
+                multi.append(row)
+        else:
+            suppressed.append(row)
+    return CollapseView(delivered, suppressed, multi)
+
+
+def _strategy(row: DeliveryRow) -> str | None:
+    metadata = row.event.snapshot_metadata
+    if isinstance(metadata, dict) and isinstance(metadata.get("strategy"), str):
+        return str(metadata["strategy"])
+    return None
+
+
+def rediff(conn: sqlite3.Connection, session_id: str, survivor: DeliveryRow) -> str | None:
+    """The survivor's delta from this recipient's cursor; None without a cursor."""
+    baseline = states.cursor_content(conn, session_id, survivor)
+    artifact = survivor.event.snapshot_text
+    if baseline is None or artifact is None:
+        return None
+    return build_diff(baseline, artifact, _strategy(survivor))
+
+
+def rediffs(conn: sqlite3.Connection, session_id: str, view: CollapseView) -> dict[str, str]:
+    """Re-anchored deltas of the collapsed survivors, by event id (read-only)."""
+    found: dict[str, str] = {}
+    for row in view.multi_survivors:
+        diff = rediff(conn, session_id, row)
+        if diff is not None:
+            found[row.id] = diff
+    return found
+
+
+def apply_collapse(
+    conn: sqlite3.Connection, session_id: str, candidates: Sequence[DeliveryRow], now_ms: int
+) -> CollapseView:
+    """Persist the collapse over a claim's candidates (before they are marked claimed)."""
+    view = collapse_view(candidates)
+    for event_id, diff in rediffs(conn, session_id, view).items():
+        states.set_recipient_diff(conn, session_id, event_id, diff, now_ms)
+    if view.suppressed:
+        states.mark_net_suppressed(conn, session_id, [row.id for row in view.suppressed], now_ms)
+    return view

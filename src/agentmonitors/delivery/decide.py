@@ -1,0 +1,198 @@
+"""What a claim at each lifecycle would surface, decided without writing anything.
+
+A :class:`Decision` carries the rendered ``DeliveryClaim`` and the candidate rows a
+claim (or a reservation's commit) marks claimed; :func:`apply` is the write half.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from agentmonitors.delivery import states
+from agentmonitors.delivery.collapse import apply_collapse, collapse_view, group_key, rediffs
+from agentmonitors.delivery.records import (
+    MAX_RECAP_EVENTS,
+    REMINDER,
+    DeliveryRow,
+    Lifecycle,
+    summarize,
+    summary_json,
+    unread_counts,
+)
+from agentmonitors.delivery.sessions import stamp_recap
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """One session's unread rows and live leases at one instant."""
+
+    session_id: str
+    unread: list[DeliveryRow]
+    leased: frozenset[str]
+    now_ms: int
+
+    @classmethod
+    def read(
+        cls, conn: sqlite3.Connection, session_id: str, leased: frozenset[str], now_ms: int
+    ) -> SessionView:
+        return cls(session_id, states.unread_rows(conn, session_id), leased, now_ms)
+
+    def unread_band(self, urgency: str) -> list[DeliveryRow]:
+        return states.band(self.unread, urgency)
+
+    def pending_band(self, urgency: str) -> list[DeliveryRow]:
+        """Never-surfaced rows of a band, leased ones included."""
+        return states.pending(self.unread_band(urgency))
+
+    def claimable(self, urgency: str) -> list[DeliveryRow]:
+        """``pendingForClaim``: pending rows of a band minus leased ones."""
+        return states.pending_for_claim(self.unread_band(urgency), set(self.leased))
+
+    def leased_count(self, urgency: str) -> int:
+        return sum(1 for row in self.pending_band(urgency) if row.id in self.leased)
+
+    def settled_high(self) -> list[DeliveryRow]:
+        return [row for row in self.claimable("high") if row.settled(self.now_ms)]
+
+    def reminder_due(self, urgency: str) -> bool:
+        """Coalesced-until-ack: every unread row of the band is claimable."""
+        claimable = self.claimable(urgency)
+        return bool(claimable) and len(claimable) == len(self.unread_band(urgency))
+
+    def counts(self) -> dict[str, int]:
+        return unread_counts(self.unread)
+
+
+@dataclass(frozen=True)
+class Decision:
+    session_id: str
+    lifecycle: Lifecycle
+    candidates: tuple[DeliveryRow, ...]
+    is_recap: bool
+    claim: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class HighBatch:
+    candidates: list[DeliveryRow]  # the surfaced groups' settled rows, intermediates included
+    shown: list[DeliveryRow]  # one per group, oldest first
+    diffs: dict[str, str]  # re-anchored deltas of collapsed survivors
+
+    def summaries(self) -> list[dict[str, Any]]:
+        return [summary_json(row, self.diffs.get(row.id)) for row in self.shown]
+
+
+def high_batch(
+    conn: sqlite3.Connection, view: SessionView, max_events: int | None
+) -> HighBatch | None:
+    """The settled high rows a claim would surface, capped to ``max_events`` groups."""
+    settled = view.settled_high()
+    if not settled:
+        return None
+    representatives = collapse_view(settled).delivered
+    limit = len(representatives) if max_events is None else max(1, max_events)
+    keys = {group_key(row) for row in representatives[:limit]}
+    candidates = [row for row in settled if group_key(row) in keys]
+    shown = collapse_view(candidates)
+    return HighBatch(candidates, shown.delivered, rediffs(conn, view.session_id, shown))
+
+
+def _claim(
+    view: SessionView,
+    lifecycle: Lifecycle,
+    mode: str,
+    urgency: str | None,
+    message: str,
+    events: list[dict[str, Any]],
+) -> dict[str, Any]:
+    claim: dict[str, Any] = {"sessionId": view.session_id, "mode": mode}
+    if urgency is not None:
+        claim["urgency"] = urgency
+    claim.update(lifecycle=lifecycle, message=message, unreadCounts=view.counts(), events=events)
+    return claim
+
+
+def _turn_interruptible(
+    conn: sqlite3.Connection, view: SessionView, max_events: int | None
+) -> Decision | None:
+    lifecycle: Lifecycle = "turn-interruptible"
+    normal = view.claimable("normal")
+    due = view.reminder_due("normal")
+    batch = high_batch(conn, view, max_events)
+    if batch is not None:
+        message = summarize(batch.shown)
+        candidates = list(batch.candidates)
+        claim = _claim(view, lifecycle, "delivery", "high", message, batch.summaries())
+        if due:
+            claim["message"] = f"{message}\n\n{REMINDER}"
+            claim["coalescedReminder"] = REMINDER
+            claim["coalescedNormalCount"] = len(normal)
+            candidates += normal
+        return Decision(view.session_id, lifecycle, tuple(candidates), False, claim)
+    if due and not view.claimable("high"):
+        claim = _claim(view, lifecycle, "delivery", "normal", REMINDER, [])
+        return Decision(view.session_id, lifecycle, tuple(normal), False, claim)
+    return None
+
+
+def _turn_idle(view: SessionView) -> Decision | None:
+    if not view.reminder_due("low"):
+        return None
+    claim = _claim(view, "turn-idle", "delivery", "low", REMINDER, [])
+    return Decision(view.session_id, "turn-idle", tuple(view.claimable("low")), False, claim)
+
+
+def recap_message(session_id: str, shown: list[DeliveryRow]) -> str:
+    return "\n".join(
+        [
+            "Recap of recent AgentMon activity since your last recap:",
+            summarize(shown),
+            f"Run `agentmonitors events list --session {session_id} --format json`"
+            " for recent history.",
+            f"Run `agentmonitors events list --session {session_id} --unread --format json`"
+            " for unread details.",
+        ]
+    )
+
+
+def _post_compact(conn: sqlite3.Connection, view: SessionView) -> Decision | None:
+    if not view.unread:
+        return None
+    collapsed = collapse_view(view.unread)
+    diffs = rediffs(conn, view.session_id, collapsed)
+    shown = collapsed.delivered[-MAX_RECAP_EVENTS:]
+    events = [summary_json(row, diffs.get(row.id)) for row in shown]
+    claim = _claim(
+        view, "post-compact", "recap", None, recap_message(view.session_id, shown), events
+    )
+    return Decision(view.session_id, "post-compact", tuple(view.unread), True, claim)
+
+
+def decide(
+    conn: sqlite3.Connection,
+    session: sqlite3.Row,
+    lifecycle: Lifecycle,
+    max_events: int | None,
+    leased: frozenset[str],
+    now_ms: int,
+) -> Decision | None:
+    """The claim a session would get now, or None; subagent sessions never get one."""
+    if session["role"] != "lead":
+        return None
+    view = SessionView.read(conn, str(session["id"]), leased, now_ms)
+    if lifecycle == "turn-interruptible":
+        return _turn_interruptible(conn, view, max_events)
+    if lifecycle == "turn-idle":
+        return _turn_idle(view)
+    return _post_compact(conn, view)
+
+
+def apply(conn: sqlite3.Connection, decision: Decision, now_ms: int) -> None:
+    """Collapse, claim every candidate, and stamp a recap (inside the caller's transaction)."""
+    candidates = list(decision.candidates)
+    apply_collapse(conn, decision.session_id, candidates, now_ms)
+    states.mark_claimed(conn, decision.session_id, candidates, decision.lifecycle, now_ms)
+    if decision.is_recap:
+        stamp_recap(conn, decision.session_id, now_ms)

@@ -1,0 +1,107 @@
+"""``events.list``: the event history, globally or as one session sees it."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentmonitors.delivery.records import STATE_COLUMNS, DeliveryRow
+from agentmonitors.delivery.sessions import get_session
+from agentmonitors.store.records import EventRow
+
+EPHEMERAL_PREFIX = "ephemeral:"
+
+
+@dataclass(frozen=True)
+class EventQuery:
+    session_id: str | None = None
+    monitor_id: str | None = None
+    urgency: str | None = None
+    tags: Sequence[str] = ()
+    scope: Mapping[str, str] | None = None
+    object_key: str | None = None
+    unread_only: bool = False
+    since_baseline: bool = False
+    since_ms: int | None = None  # strictly after
+
+
+def scope_matches(event_scope: Mapping[str, Any], wanted: Mapping[str, str] | None) -> bool:
+    """Every wanted key equals the event's value, or is contained in its list value."""
+    for key, value in (wanted or {}).items():
+        candidate = event_scope.get(key)
+        if isinstance(candidate, list):
+            if value not in candidate:
+                return False
+        elif candidate != value:
+            return False
+    return True
+
+
+def _conditions(query: EventQuery) -> tuple[list[str], list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    if query.monitor_id is not None:
+        where.append("e.monitor_id = ?")
+        params.append(query.monitor_id)
+    if query.urgency is not None:
+        where.append("e.urgency = ?")
+        params.append(query.urgency)
+    if query.object_key is not None:
+        where.append("e.object_key = ?")
+        params.append(query.object_key)
+    if query.since_ms is not None:
+        where.append("e.created_at * 1000 > ?")
+        params.append(query.since_ms)
+    return where, params
+
+
+def _keep(event: EventRow, query: EventQuery) -> bool:
+    return all(tag in event.tags for tag in query.tags) and scope_matches(
+        event.query_scope if isinstance(event.query_scope, dict) else {}, query.scope
+    )
+
+
+def list_events(conn: sqlite3.Connection, query: EventQuery) -> list[dict[str, Any]]:
+    """``MonitorEventRecord[]``, newest first (``created_at DESC, id DESC``).
+
+    Session-scoped: that session's projections, each with its ``deliveryState`` and its
+    own diff where it has one; ``unread_only`` leaves out acknowledged rows and rows
+    folded away by Interpret or ``net`` (the ones no ack-all would ever clear).
+    Unscoped: every event except ephemeral monitors' (a session's private watches).
+    """
+    where, params = _conditions(query)
+    order = " ORDER BY e.created_at DESC, e.id DESC"
+    if query.session_id is None:
+        where.append(f"e.monitor_id NOT LIKE '{EPHEMERAL_PREFIX}%'")
+        sql = "SELECT e.* FROM monitor_events e WHERE " + " AND ".join(where) + order
+        events = [EventRow.from_row(row) for row in conn.execute(sql, params)]
+        return [event.to_json() for event in events if _keep(event, query)]
+    session = get_session(conn, query.session_id)
+    where.insert(0, "s.session_id = ?")
+    params.insert(0, query.session_id)
+    if query.unread_only:
+        where += [
+            "s.acknowledged_at IS NULL",
+            "COALESCE(s.interpret_decision, '') != 'suppress'",
+            "s.net_suppressed_at IS NULL",
+        ]
+    if query.since_baseline:
+        where.append("e.created_at >= ?")
+        params.append(session["baseline_at"])
+    sql = (
+        f"SELECT e.*, {STATE_COLUMNS} FROM session_event_state s"
+        " JOIN monitor_events e ON e.id = s.event_id WHERE " + " AND ".join(where) + order
+    )
+    records: list[dict[str, Any]] = []
+    for raw in conn.execute(sql, params):
+        row = DeliveryRow.from_row(raw)
+        if not _keep(row.event, query):
+            continue
+        record = row.event.to_json()
+        if row.recipient_diff is not None:
+            record["diffText"] = row.recipient_diff
+        record["deliveryState"] = row.delivery_state
+        records.append(record)
+    return records

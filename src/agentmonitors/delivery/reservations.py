@@ -1,0 +1,61 @@
+"""In-memory delivery reservations (leases) for fallible transports.
+
+A reservation holds a decided claim and its candidate rows for a short time without
+writing anything: the rows stay unread and unclaimed, but no other claim may surface
+them. Commit applies the stored plan; release, expiry or a daemon restart drop the
+lease and the rows are pending again. Nothing here is persisted, by design.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from agentmonitors.delivery.decide import Decision
+from agentmonitors.delivery.records import RESERVATION_TTL_MS
+from agentmonitors.runtime.clock import Clock
+from agentmonitors.store.ids import new_id
+
+
+@dataclass(frozen=True)
+class Reservation:
+    decision: Decision
+    expires_at_ms: int
+
+    @property
+    def session_id(self) -> str:
+        return self.decision.session_id
+
+
+class ReservationRegistry:
+    """Live reservations by id; expired ones are pruned whenever the registry is read."""
+
+    def __init__(self, clock: Clock, ttl_ms: int = RESERVATION_TTL_MS) -> None:
+        self.clock = clock
+        self.ttl_ms = ttl_ms
+        self._lock = threading.Lock()
+        self._items: dict[str, Reservation] = {}
+
+    def add(self, decision: Decision) -> str:
+        now = self.clock.now_ms()
+        reservation_id = new_id(now)
+        with self._lock:
+            self._items[reservation_id] = Reservation(decision, now + self.ttl_ms)
+        return reservation_id
+
+    def remove(self, reservation_id: str) -> Reservation | None:
+        """Remove a reservation, live or expired."""
+        with self._lock:
+            return self._items.pop(reservation_id, None)
+
+    def leased(self, session_id: str) -> frozenset[str]:
+        """Event ids held by the session's live reservations."""
+        now = self.clock.now_ms()
+        held: set[str] = set()
+        with self._lock:
+            for key, item in list(self._items.items()):
+                if item.expires_at_ms <= now:
+                    del self._items[key]
+                elif item.session_id == session_id:
+                    held.update(row.id for row in item.decision.candidates)
+        return frozenset(held)

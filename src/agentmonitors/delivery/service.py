@@ -1,0 +1,257 @@
+"""The daemon's delivery core: sessions, claims, reservations, acks and hook-state files.
+
+Every decision that leads to a write is made inside the same ``Database.write()``
+transaction that applies it (and leases are taken or dropped under that lock), so two
+simultaneous claims can never surface the same row and a reminder fires at most once.
+Hook-state files are refreshed after the transaction commits; a failure to write one
+is logged, never raised: the file is a cache and the claim already happened.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from agentmonitors.delivery import sessions, states
+from agentmonitors.delivery.decide import SessionView, apply, decide, high_batch
+from agentmonitors.delivery.diagnose import diagnose
+from agentmonitors.delivery.events import EventQuery, list_events
+from agentmonitors.delivery.hook_state import hook_state, write_private_json
+from agentmonitors.delivery.records import (
+    CLAUDE_ADAPTER,
+    REMINDER,
+    RESERVATION_TTL_MS,
+    ROLES,
+    check_lifecycle,
+    session_json,
+)
+from agentmonitors.delivery.reservations import ReservationRegistry
+from agentmonitors.runtime.clock import Clock, SystemClock
+from agentmonitors.store.database import Database
+from agentmonitors.transports.hook_input import default_hook_state_path
+
+log = logging.getLogger("agentmonitors.delivery")
+
+
+class DeliveryService:
+    """Everything the ``session.*``, ``events.*`` and ``hook.*`` IPC methods do."""
+
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock | None = None,
+        *,
+        reservation_ttl_ms: int = RESERVATION_TTL_MS,
+    ) -> None:
+        self.db = db
+        self.clock: Clock = clock or SystemClock()
+        self.reservations = ReservationRegistry(self.clock, reservation_ttl_ms)
+
+    # ------------------------------------------------------------------ sessions
+
+    def open_session(
+        self,
+        host_session_id: str,
+        *,
+        adapter: str = CLAUDE_ADAPTER,
+        agent_identity: str | None = None,
+        hook_state_path: str | None = None,
+        workspace_path: str | None = None,
+        role: str | None = None,
+    ) -> dict[str, Any]:
+        """Register or resume the ``(adapter, host session id)`` session.
+
+        Omitted values take the Claude Code adapter's defaults (identity = host session
+        id, hook state under the workspace, or this process's cwd). A resume keeps
+        ``baseline_at`` and, when not given, the stored role and workspace.
+        """
+        if role is not None and role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}")
+        spec = sessions.SessionInput(
+            adapter=adapter,
+            host_session_id=host_session_id,
+            agent_identity=agent_identity if agent_identity is not None else host_session_id,
+            hook_state_path=hook_state_path
+            if hook_state_path is not None
+            else default_hook_state_path(host_session_id, workspace_path),
+            workspace_path=workspace_path,
+            role=role,
+        )
+        with self.db.write() as conn:
+            row = sessions.open_session(conn, spec, self.clock.now_ms())
+        self.refresh_hook_state(str(row["id"]))
+        return session_json(row)
+
+    def close_session(self, session_id: str) -> dict[str, Any]:
+        """Dormant, with its ephemeral monitors reaped; ``SessionNotFound`` if unknown."""
+        with self.db.write() as conn:
+            row = sessions.close_session(conn, session_id, self.clock.now_ms())
+        self.refresh_hook_state(session_id)
+        return session_json(row)
+
+    def get_session(self, session_id: str) -> dict[str, Any]:
+        with self.db.read() as conn:
+            return session_json(sessions.get_session(conn, session_id))
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        """Every session, most recently updated first."""
+        with self.db.read() as conn:
+            return [session_json(row) for row in sessions.list_sessions(conn)]
+
+    def touch_session(self, session_id: str) -> None:
+        with self.db.write() as conn:
+            sessions.get_session(conn, session_id)
+            sessions.touch_session(conn, session_id, self.clock.now_ms())
+
+    # ------------------------------------------------------------------ events
+
+    def list_events(self, query: EventQuery) -> list[dict[str, Any]]:
+        with self.db.read() as conn:
+            return list_events(conn, query)
+
+    def ack(self, session_id: str, event_ids: Sequence[str] | None = None) -> list[str]:
+        """Acknowledge these ids of the session, or every unread row except leased ones
+        when ``event_ids`` is None. ``[]`` acknowledges nothing. Returns the given ids
+        that were never projected to this session (left alone)."""
+        now = self.clock.now_ms()
+        unknown: list[str] = []
+        with self.db.write() as conn:
+            sessions.get_session(conn, session_id)
+            if event_ids is None:
+                leased = self.reservations.leased(session_id)
+                ids = [
+                    row.id for row in states.unread_rows(conn, session_id) if row.id not in leased
+                ]
+            else:
+                ids = list(event_ids)
+            if ids:
+                unknown = states.acknowledge(conn, session_id, ids, now)
+        self.refresh_hook_state(session_id)
+        return unknown
+
+    # ------------------------------------------------------------------ claims
+
+    def claim(
+        self, session_id: str, lifecycle: str, max_events: int | None = None
+    ) -> dict[str, Any] | None:
+        """Decide and apply in one transaction; the ``DeliveryClaim`` or None."""
+        checked = check_lifecycle(lifecycle)
+        now = self.clock.now_ms()
+        with self.db.write() as conn:
+            session = sessions.get_session(conn, session_id)
+            sessions.touch_session(conn, session_id, now)
+            leased = self.reservations.leased(session_id)
+            decision = decide(conn, session, checked, max_events, leased, now)
+            if decision is not None:
+                apply(conn, decision, now)
+        if decision is None:
+            return None
+        self.refresh_hook_state(session_id)
+        return decision.claim
+
+    def reserve(
+        self, session_id: str, lifecycle: str, max_events: int | None = None
+    ) -> dict[str, Any] | None:
+        """Decide like :meth:`claim` and lease the candidates instead of claiming them."""
+        checked = check_lifecycle(lifecycle)
+        now = self.clock.now_ms()
+        with self.db.write() as conn:
+            session = sessions.get_session(conn, session_id)
+            sessions.touch_session(conn, session_id, now)
+            leased = self.reservations.leased(session_id)
+            decision = decide(conn, session, checked, max_events, leased, now)
+            reservation_id = None if decision is None else self.reservations.add(decision)
+        if decision is None or reservation_id is None:
+            return None
+        self.refresh_hook_state(session_id)
+        return {"reservationId": reservation_id, "claim": decision.claim}
+
+    def commit(self, reservation_id: str) -> dict[str, Any] | None:
+        """Apply a live reservation's stored plan (no re-deciding); None if unknown or expired."""
+        now = self.clock.now_ms()
+        with self.db.write() as conn:
+            reservation = self.reservations.remove(reservation_id)
+            live = reservation is not None and reservation.expires_at_ms > now
+            if reservation is not None and live:
+                apply(conn, reservation.decision, now)
+        if reservation is None:
+            return None
+        self.refresh_hook_state(reservation.session_id)
+        return reservation.decision.claim if live else None
+
+    def release(self, reservation_id: str) -> None:
+        """Drop a reservation; its rows are pending again."""
+        with self.db.read():
+            reservation = self.reservations.remove(reservation_id)
+        if reservation is not None:
+            self.refresh_hook_state(reservation.session_id)
+
+    # ------------------------------------------------------------------ read-only
+
+    def _view(self, session_id: str) -> tuple[SessionView, bool]:
+        """(session view, is lead) under the read lock; ``SessionNotFound`` if unknown."""
+        with self.db.read() as conn:
+            session = sessions.get_session(conn, session_id)
+            leased = self.reservations.leased(session_id)
+            view = SessionView.read(conn, session_id, leased, self.clock.now_ms())
+        return view, session["role"] == "lead"
+
+    def preview(self, session_id: str) -> list[dict[str, Any]]:
+        """The summaries a high claim would surface now (uncapped); nothing is claimed."""
+        with self.db.read() as conn:
+            session = sessions.get_session(conn, session_id)
+            if session["role"] != "lead":
+                return []
+            leased = self.reservations.leased(session_id)
+            view = SessionView.read(conn, session_id, leased, self.clock.now_ms())
+            batch = high_batch(conn, view, None)
+        return [] if batch is None else batch.summaries()
+
+    def preview_reminder(self, session_id: str) -> str | None:
+        """The reminder a settled-high claim would fold in now, else None."""
+        view, lead = self._view(session_id)
+        if lead and view.settled_high() and view.reminder_due("normal"):
+            return REMINDER
+        return None
+
+    def diagnose(self, session_id: str, lifecycle: str) -> dict[str, Any]:
+        checked = check_lifecycle(lifecycle)
+        view, _lead = self._view(session_id)
+        return diagnose(view, checked)
+
+    def hook_state(self, session_id: str) -> dict[str, Any]:
+        """What the session's hook-state file holds (computed now, not read from disk)."""
+        view, _lead = self._view(session_id)
+        return hook_state(view)
+
+    # ------------------------------------------------------------------ hook-state files
+
+    def refresh_hook_state(self, session_id: str) -> None:
+        """Rewrite one session's hook-state file; failures are logged, never raised.
+
+        Computed and written under the database lock, so files are written in the
+        same order as the state they describe.
+        """
+        try:
+            with self.db.read() as conn:
+                session = sessions.get_session(conn, session_id)
+                path = session["hook_state_path"]
+                if not path:
+                    return
+                leased = self.reservations.leased(session_id)
+                view = SessionView.read(conn, session_id, leased, self.clock.now_ms())
+                write_private_json(str(path), hook_state(view))
+        except Exception:
+            log.warning("could not refresh the hook state of session %s", session_id, exc_info=True)
+
+    def refresh_all(self, workspace: str | None) -> None:
+        """Refresh every session of ``workspace`` and every global one (after each tick)."""
+        try:
+            with self.db.read() as conn:
+                ids = [str(row["id"]) for row in sessions.sessions_for_workspace(conn, workspace)]
+        except Exception:
+            log.warning("could not list the sessions of %s", workspace, exc_info=True)
+            return
+        for session_id in ids:
+            self.refresh_hook_state(session_id)

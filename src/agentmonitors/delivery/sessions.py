@@ -1,0 +1,158 @@
+"""Agent sessions: register or resume, close, list, touch, and the Claude Code defaults.
+
+Functions taking a connection run inside the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from agentmonitors.delivery.records import CLAUDE_ADAPTER, SessionNotFound
+from agentmonitors.store.ids import new_id
+from agentmonitors.transports.hook_input import default_hook_state_path
+
+
+@dataclass(frozen=True)
+class SessionInput:
+    """What ``session.open`` registers; ``role``/``workspace_path`` None = keep or default."""
+
+    adapter: str
+    host_session_id: str
+    agent_identity: str
+    hook_state_path: str
+    workspace_path: str | None = None
+    role: str | None = None
+
+
+def claude_session_input(
+    host_session_id: str,
+    *,
+    workspace_path: str | None = None,
+    agent_identity: str | None = None,
+    role: str | None = None,
+    hook_state_path: str | None = None,
+) -> SessionInput:
+    """The Claude Code adapter's defaults for whatever the caller left out."""
+    return SessionInput(
+        adapter=CLAUDE_ADAPTER,
+        host_session_id=host_session_id,
+        agent_identity=agent_identity if agent_identity is not None else host_session_id,
+        hook_state_path=hook_state_path
+        if hook_state_path is not None
+        else default_hook_state_path(host_session_id, workspace_path),
+        workspace_path=workspace_path,
+        role=role if role is not None else "lead",
+    )
+
+
+def get_session(conn: sqlite3.Connection, session_id: str) -> sqlite3.Row:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM agent_sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        raise SessionNotFound(session_id)
+    return row
+
+
+def open_session(conn: sqlite3.Connection, spec: SessionInput, now_ms: int) -> sqlite3.Row:
+    """Resume the ``(adapter, host session id)`` row, else insert one; ``baseline_at`` is kept."""
+    now = now_ms // 1000
+    existing = conn.execute(
+        "SELECT * FROM agent_sessions WHERE adapter = ? AND host_session_id = ?",
+        (spec.adapter, spec.host_session_id),
+    ).fetchone()
+    if existing is not None:
+        conn.execute(
+            "UPDATE agent_sessions SET agent_identity = ?, role = ?, workspace_path = ?,"
+            " hook_state_path = ?, status = 'active', last_active_at = ?, dormant_at = NULL,"
+            " updated_at = ? WHERE id = ?",
+            (
+                spec.agent_identity,
+                spec.role if spec.role is not None else existing["role"],
+                spec.workspace_path
+                if spec.workspace_path is not None
+                else existing["workspace_path"],
+                spec.hook_state_path,
+                now,
+                now,
+                existing["id"],
+            ),
+        )
+        return get_session(conn, str(existing["id"]))
+    session_id = new_id(now_ms)
+    conn.execute(
+        "INSERT INTO agent_sessions (id, adapter, host_session_id, agent_identity, role,"
+        " workspace_path, hook_state_path, status, baseline_at, last_active_at, created_at,"
+        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
+        (
+            session_id,
+            spec.adapter,
+            spec.host_session_id,
+            spec.agent_identity,
+            spec.role if spec.role is not None else "lead",
+            spec.workspace_path,
+            spec.hook_state_path,
+            now,
+            now,
+            now,
+            now,
+        ),
+    )
+    return get_session(conn, session_id)
+
+
+def close_session(conn: sqlite3.Connection, session_id: str, now_ms: int) -> sqlite3.Row:
+    """Mark the session dormant and reap its ephemeral monitors; nothing is deleted."""
+    get_session(conn, session_id)
+    now = now_ms // 1000
+    conn.execute(
+        "UPDATE agent_sessions SET status = 'dormant', dormant_at = ?, last_active_at = ?,"
+        " updated_at = ? WHERE id = ?",
+        (now, now, now, session_id),
+    )
+    conn.execute(
+        "UPDATE ephemeral_monitors SET status = 'reaped', reaped_at = ?, updated_at = ?"
+        " WHERE session_id = ? AND status = 'active'",
+        (now, now, session_id),
+    )
+    return get_session(conn, session_id)
+
+
+def touch_session(conn: sqlite3.Connection, session_id: str, now_ms: int) -> None:
+    now = now_ms // 1000
+    conn.execute(
+        "UPDATE agent_sessions SET last_active_at = ?, updated_at = ? WHERE id = ?",
+        (now, now, session_id),
+    )
+
+
+def stamp_recap(conn: sqlite3.Connection, session_id: str, now_ms: int) -> None:
+    now = now_ms // 1000
+    conn.execute(
+        "UPDATE agent_sessions SET last_recap_at = ?, last_active_at = ?, updated_at = ?"
+        " WHERE id = ?",
+        (now, now, now, session_id),
+    )
+
+
+def list_sessions(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    rows: list[sqlite3.Row] = conn.execute(
+        "SELECT * FROM agent_sessions ORDER BY updated_at DESC, id DESC"
+    ).fetchall()
+    return rows
+
+
+def sessions_for_workspace(conn: sqlite3.Connection, workspace: str | None) -> list[sqlite3.Row]:
+    """Sessions of ``workspace`` plus global ones (only global ones for a None workspace)."""
+    if workspace is None:
+        rows: list[sqlite3.Row] = conn.execute(
+            "SELECT * FROM agent_sessions WHERE workspace_path IS NULL ORDER BY created_at, id"
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            "SELECT * FROM agent_sessions WHERE workspace_path = ? OR workspace_path IS NULL"
+            " ORDER BY created_at, id",
+            (workspace,),
+        ).fetchall()
+    return rows

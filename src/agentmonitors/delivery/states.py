@@ -1,0 +1,178 @@
+"""Delivery state of a session's projections: unread, pending, claimed, acknowledged.
+
+Rows the Interpret gate suppressed or the ``net`` collapse folded away are kept for
+diagnosis but excluded from every query here. Leases are an in-memory overlay the
+callers subtract (``pending_for_claim``). Functions run inside the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+
+from agentmonitors.delivery.records import STATE_COLUMNS, DeliveryRow
+from agentmonitors.store.ids import new_id
+
+# Keep well under SQLite's bound-parameter limit.
+_CHUNK = 500
+
+
+def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(ids), _CHUNK):
+        yield ids[start : start + _CHUNK]
+
+
+def unread_rows(
+    conn: sqlite3.Connection, session_id: str, urgency: str | None = None
+) -> list[DeliveryRow]:
+    """Unacknowledged, non-suppressed rows of one session, ``created_at ASC, id ASC``."""
+    sql = (
+        f"SELECT e.*, {STATE_COLUMNS} FROM session_event_state s"
+        " JOIN monitor_events e ON e.id = s.event_id"
+        " WHERE s.session_id = ? AND s.acknowledged_at IS NULL"
+        " AND COALESCE(s.interpret_decision, '') != 'suppress'"
+        " AND s.net_suppressed_at IS NULL"
+    )
+    params: tuple[str, ...] = (session_id,)
+    if urgency is not None:
+        sql += " AND e.urgency = ?"
+        params += (urgency,)
+    sql += " ORDER BY e.created_at ASC, e.id ASC"
+    return [DeliveryRow.from_row(row) for row in conn.execute(sql, params)]
+
+
+def band(rows: Iterable[DeliveryRow], urgency: str) -> list[DeliveryRow]:
+    return [row for row in rows if row.urgency == urgency]
+
+
+def pending(rows: Iterable[DeliveryRow]) -> list[DeliveryRow]:
+    """Never-surfaced rows (lease-unaware)."""
+    return [row for row in rows if row.pending]
+
+
+def pending_for_claim(rows: Iterable[DeliveryRow], leased: set[str]) -> list[DeliveryRow]:
+    """Pending rows not held by a live reservation."""
+    return [row for row in rows if row.pending and row.id not in leased]
+
+
+def acknowledge(
+    conn: sqlite3.Connection, session_id: str, event_ids: Sequence[str], now_ms: int
+) -> list[str]:
+    """Acknowledge exactly these events of this session; other ids are left alone.
+
+    Returns the ids that were never projected to this session, so a caller can tell
+    a typo from success.
+    """
+    now = now_ms // 1000
+    unknown: list[str] = []
+    for chunk in _chunks(list(dict.fromkeys(event_ids))):
+        marks = ", ".join("?" for _ in chunk)
+        known = {
+            row[0]
+            for row in conn.execute(
+                "SELECT event_id FROM session_event_state"
+                f" WHERE session_id = ? AND event_id IN ({marks})",
+                (session_id, *chunk),
+            )
+        }
+        unknown += [event_id for event_id in chunk if event_id not in known]
+        conn.execute(
+            "UPDATE session_event_state SET acknowledged_at = ?, updated_at = ?"
+            f" WHERE session_id = ? AND event_id IN ({marks})",
+            (now, now, session_id, *chunk),
+        )
+    return unknown
+
+
+def mark_claimed(
+    conn: sqlite3.Connection,
+    session_id: str,
+    rows: Sequence[DeliveryRow],
+    lifecycle: str,
+    now_ms: int,
+) -> None:
+    """Claim (never acknowledge) the rows, then advance the recipient's cursors.
+
+    ``first_notified_at`` keeps its first value on a re-claim (only its NULL-ness is read).
+    """
+    now = now_ms // 1000
+    ids = list(dict.fromkeys(row.id for row in rows))
+    for chunk in _chunks(ids):
+        marks = ", ".join("?" for _ in chunk)
+        conn.execute(
+            "UPDATE session_event_state SET first_notified_at = COALESCE(first_notified_at, ?),"
+            " last_claim_at = ?, last_claim_lifecycle = ?, updated_at = ?"
+            f" WHERE session_id = ? AND event_id IN ({marks})",
+            (now, now, lifecycle, now, session_id, *chunk),
+        )
+    advance_cursors(conn, session_id, rows, now_ms)
+
+
+def cursor_object_key(row: DeliveryRow) -> str:
+    """The cursor's object key, as projection derives it."""
+    return row.event.object_key or row.event.monitor_id
+
+
+def advance_cursors(
+    conn: sqlite3.Connection, session_id: str, rows: Sequence[DeliveryRow], now_ms: int
+) -> None:
+    """Move each object's cursor to the artifact of the newest claimed event of it."""
+    newest: dict[tuple[str, str, str], DeliveryRow] = {}
+    for row in sorted(rows, key=lambda item: (item.event.created_at, item.id)):
+        if row.event.snapshot_text is None:
+            continue
+        key = (row.event.monitor_id, cursor_object_key(row), row.event.workspace_path or "")
+        newest[key] = row
+    for row in newest.values():
+        event = row.event
+        conn.execute(
+            "INSERT INTO session_object_cursor (id, session_id, monitor_id, object_key,"
+            " workspace_path, baseline_snapshot_id, baseline_content, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (session_id, monitor_id, object_key, COALESCE(workspace_path, ''))"
+            " DO UPDATE SET baseline_snapshot_id = excluded.baseline_snapshot_id,"
+            " baseline_content = excluded.baseline_content, updated_at = excluded.updated_at",
+            (
+                new_id(now_ms),
+                session_id,
+                event.monitor_id,
+                cursor_object_key(row),
+                event.workspace_path,
+                event.id,
+                event.snapshot_text,
+                now_ms // 1000,
+            ),
+        )
+
+
+def cursor_content(conn: sqlite3.Connection, session_id: str, row: DeliveryRow) -> str | None:
+    found = conn.execute(
+        "SELECT baseline_content FROM session_object_cursor WHERE session_id = ?"
+        " AND monitor_id = ? AND object_key = ?"
+        " AND COALESCE(workspace_path, '') = COALESCE(?, '')",
+        (session_id, row.event.monitor_id, cursor_object_key(row), row.event.workspace_path),
+    ).fetchone()
+    return None if found is None else str(found[0])
+
+
+def set_recipient_diff(
+    conn: sqlite3.Connection, session_id: str, event_id: str, diff: str, now_ms: int
+) -> None:
+    conn.execute(
+        "UPDATE session_event_state SET diff_text = ?, updated_at = ?"
+        " WHERE session_id = ? AND event_id = ?",
+        (diff, now_ms // 1000, session_id, event_id),
+    )
+
+
+def mark_net_suppressed(
+    conn: sqlite3.Connection, session_id: str, event_ids: Sequence[str], now_ms: int
+) -> None:
+    now = now_ms // 1000
+    for chunk in _chunks(list(event_ids)):
+        marks = ", ".join("?" for _ in chunk)
+        conn.execute(
+            "UPDATE session_event_state SET net_suppressed_at = ?, updated_at = ?"
+            f" WHERE session_id = ? AND event_id IN ({marks})",
+            (now, now, session_id, *chunk),
+        )

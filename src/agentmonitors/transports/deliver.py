@@ -1,0 +1,315 @@
+"""``hook deliver``: hand pending deliveries to Claude Code at a hook.
+
+This runs on every prompt, after every tool call and at every stop, so it stays on
+the standard library and prints nothing to stdout unless it has a delivery. Any
+failure ends quietly with exit code 0: a hook must never break the user's prompt.
+``--debug`` explains each step on stderr and leaves stdout byte-identical.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+
+from agentmonitors.transports.hook_input import (
+    LIFECYCLE_BY_EVENT,
+    LIFECYCLES,
+    HookPayload,
+    payload_workspace,
+    read_payload,
+)
+
+# ``typing`` stays out of the run-time imports: the hook path pays for each one.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+DEBUG_PREFIX = "agentmonitors hook deliver --debug: "
+W1 = (
+    "hook deliver: no session_id in the stdin payload — expected a Claude Code hook JSON "
+    "payload on stdin; nothing delivered."
+)
+W3A = (
+    "hook deliver: no per-workspace socket configured (neither --socket nor a `socket:` "
+    "entry in .claude/agentmonitors.local.md) — refusing to fall back to a shared default "
+    "socket; nothing delivered. Start a daemon for this workspace with `agentmonitors daemon "
+    "run --detach`, or pass --socket."
+)
+W3B = (
+    "hook deliver: no per-workspace socket configured — the last automatic daemon boot for "
+    "this workspace (via the SessionStart hook) failed to come up in time; nothing "
+    "delivered. It will retry automatically the next time a session starts here — run "
+    "`agentmonitors daemon run --detach` yourself only if you need it available before then."
+)
+
+
+def _field(value: str | None) -> str:
+    from agentmonitors.transports.text import untrusted_field
+
+    return "(none)" if value is None else untrusted_field(value)
+
+
+class DeliverOptions:
+    __slots__ = ("debug", "lifecycle", "output_format", "socket")
+
+    def __init__(
+        self,
+        lifecycle: str | None = None,
+        output_format: str = "json",
+        socket: str | None = None,
+        debug: bool = False,
+    ) -> None:
+        self.lifecycle = lifecycle
+        self.output_format = output_format
+        self.socket = socket
+        self.debug = debug
+
+
+def parse_deliver_args(args: list[str]) -> DeliverOptions | str:
+    """Flags of ``hook deliver``; a string is the usage error."""
+    options = DeliverOptions()
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        name, has_value, value = arg.partition("=")
+        if name in ("--lifecycle", "--format", "--socket"):
+            if not has_value:
+                index += 1
+                if index >= len(args):
+                    return f"Option '{name}' requires an argument."
+                value = args[index]
+            if name == "--lifecycle":
+                if value not in LIFECYCLES:
+                    return f"Invalid value for '--lifecycle': {value!r} is not one of " + (
+                        ", ".join(repr(item) for item in LIFECYCLES) + "."
+                    )
+                options.lifecycle = value
+            elif name == "--format":
+                if value not in ("json", "text"):
+                    return f"Invalid value for '--format': {value!r} is not one of 'json', 'text'."
+                options.output_format = value
+            else:
+                options.socket = value
+        elif arg == "--debug":
+            options.debug = True
+        else:
+            return f"No such option: {arg}"
+        index += 1
+    return options
+
+
+def lifecycle_for(payload: HookPayload, override: str | None) -> str | None:
+    if override is not None:
+        return override
+    if payload.hook_event_name == "Stop" and payload.stop_hook_active:
+        # Claude is already continuing because of a Stop hook: never loop it again.
+        return None
+    return LIFECYCLE_BY_EVENT.get(payload.hook_event_name or "")
+
+
+def hook_json(event_name: str | None, context: str) -> str:
+    """The compact stdout JSON Claude Code reads.
+
+    The same shape serves every hook we wire, Stop included: Claude Code hands a
+    Stop hook's additionalContext to the model and runs one more turn (the next
+    Stop then carries stop_hook_active, which is why that case injects nothing).
+    """
+    body = {
+        "continue": True,
+        "hookSpecificOutput": {"hookEventName": event_name or "", "additionalContext": context},
+    }
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+def run_hook_deliver(args: list[str]) -> int:
+    """Entry point of ``agentmonitors hook deliver``; always returns 0."""
+    parsed = parse_deliver_args(args)
+    if isinstance(parsed, str):
+        sys.stderr.write(f"error: {parsed}\n")
+        return 0
+    debug: Callable[[str], None] = _to_stderr if parsed.debug else _quiet
+    try:
+        deliver(read_payload(), parsed, debug)
+    except Exception as error:  # a hook never breaks the prompt
+        debug(f"swallowed error: {type(error).__name__}: {error}")
+    return 0
+
+
+def _quiet(line: str) -> None:
+    del line
+
+
+def _to_stderr(line: str) -> None:
+    sys.stderr.write(DEBUG_PREFIX + line + "\n")
+
+
+def deliver(payload: HookPayload, options: DeliverOptions, debug: Callable[[str], None]) -> bool:
+    """Run the delivery steps; True when something was written to stdout."""
+    debug(
+        f"payload session_id={_field(payload.session_id)} "
+        f"hook_event_name={_field(payload.hook_event_name)} cwd={_field(payload.cwd)}"
+    )
+    if payload.session_id is None:
+        sys.stderr.write(W1 + "\n")
+        return False
+    lifecycle = lifecycle_for(payload, options.lifecycle)
+    if lifecycle is None:
+        if payload.hook_event_name == "Stop" and payload.stop_hook_active:
+            debug("stopped: Stop hook already active, so nothing is injected again")
+            return False
+        sys.stderr.write(
+            f"hook deliver: hook_event_name {_field(payload.hook_event_name)} does not map to a "
+            "delivery lifecycle (only UserPromptSubmit, PostToolUse, Stop and SessionStart "
+            "do); nothing delivered.\n"
+        )
+        return False
+    debug(f"lifecycle {lifecycle}")
+
+    from agentmonitors.workspace import read_local_state
+
+    workspace = payload_workspace(payload)
+    state = read_local_state(workspace)
+    if not state.enabled:
+        debug(f"stopped: monitoring is not enabled in {_field(workspace)}")
+        return False
+    socket = options.socket or state.socket
+    if socket is None:
+        sys.stderr.write((W3B if state.last_boot_failure_at else W3A) + "\n")
+        return False
+    from agentmonitors.paths import fit_socket_path
+
+    socket = fit_socket_path(socket, explicit=options.socket is not None)
+    return deliver_to_session(
+        socket,
+        payload.session_id,
+        lifecycle,
+        event_name=payload.hook_event_name,
+        workspace=workspace,
+        output_format=options.output_format,
+        debug=debug,
+    )
+
+
+def deliver_to_session(
+    socket: str,
+    host_session_id: str,
+    lifecycle: str,
+    *,
+    event_name: str | None,
+    workspace: str,
+    output_format: str,
+    debug: Callable[[str], None],
+) -> bool:
+    """Reserve, render, write, then commit (release when the write fails).
+
+    Shared by ``hook deliver`` and ``session start``'s recap, so the two can never
+    disagree about what was shown and what was claimed.
+    """
+    from agentmonitors.daemon.client import DaemonConnectionError, call
+    from agentmonitors.transports.heartbeat import write_heartbeat
+
+    try:
+        sessions = call(socket, "session.list", {})
+    except DaemonConnectionError as error:
+        debug(f"stopped: daemon unreachable ({error})")
+        return False
+    session = next(
+        (
+            item
+            for item in sessions or []
+            if isinstance(item, dict) and item.get("hostSessionId") == host_session_id
+        ),
+        None,
+    )
+    if session is None:
+        from agentmonitors.transports.text import untrusted_field
+
+        sys.stderr.write(
+            "hook deliver: no session registered for host session id "
+            f"{untrusted_field(host_session_id)}\n"
+        )
+        return False
+    session_id = str(session["id"])
+    debug(f"session {_field(session_id)} ({session.get('role', 'lead')}, {session.get('status')})")
+    write_heartbeat(
+        "hook",
+        host_session_id,
+        workspace=workspace,
+        socket_path=socket,
+        host_session_id=host_session_id,
+        session_id=session_id,
+    )
+    if debug is not _quiet:
+        _debug_diagnosis(socket, session_id, lifecycle, debug)
+
+    from agentmonitors.transports.sizing import reserve_sized
+
+    def ipc(method: str, params: dict[str, Any]) -> Any:
+        return call(socket, method, params)
+
+    from agentmonitors.transports.text import MAX_ADDITIONAL_CONTEXT
+
+    sized = reserve_sized(
+        ipc,
+        session_id,
+        lifecycle,
+        packer="hook",
+        socket_path=socket,
+        cap=MAX_ADDITIONAL_CONTEXT,
+    )
+    reservation, text = sized[0], sized[1]
+    if reservation is None or not text:
+        if reservation is not None:
+            ipc("hook.release", {"reservationId": reservation["reservationId"]})
+        debug("claim: nothing to deliver")
+        return False
+    claim = reservation.get("claim") or {}
+    debug(
+        f"claim: {claim.get('mode')} {claim.get('urgency', '')} with "
+        f"{len(claim.get('events') or [])} event(s); shown {list(sized[3])}"
+    )
+    output = text if output_format == "text" else hook_json(event_name, text)
+    try:
+        sys.stdout.write(output)
+        sys.stdout.flush()
+    except (OSError, ValueError) as error:
+        debug(f"write failed ({error}); releasing the reservation")
+        ipc("hook.release", {"reservationId": reservation["reservationId"]})
+        return False
+    committed = ipc("hook.commit", {"reservationId": reservation["reservationId"]})
+    debug(
+        "emitted; commit " + ("landed" if committed is not None else "lapsed (rows stay pending)")
+    )
+    write_heartbeat(
+        "hook",
+        host_session_id,
+        workspace=workspace,
+        socket_path=socket,
+        host_session_id=host_session_id,
+        session_id=session_id,
+        delivered=True,
+    )
+    return True
+
+
+def _debug_diagnosis(
+    socket: str, session_id: str, lifecycle: str, debug: Callable[[str], None]
+) -> None:
+    from agentmonitors.daemon.client import DaemonError, call
+
+    try:
+        report = call(socket, "hook.diagnose", {"sessionId": session_id, "lifecycle": lifecycle})
+    except DaemonError as error:
+        debug(f"diagnosis unavailable: {error}")
+        return
+    if not isinstance(report, dict):
+        return
+    counts = report.get("unreadCounts") or {}
+    debug(
+        "unread "
+        + ", ".join(f"{band}={counts.get(band, 0)}" for band in ("high", "normal", "low", "total"))
+    )
+    for hold in report.get("holds") or []:
+        if isinstance(hold, dict):
+            debug(f"hold {hold.get('urgency')}: {hold.get('reason')} — {hold.get('message', '')}")

@@ -1,0 +1,206 @@
+"""Transport heartbeats: a record per live transport under ``<data>/agentmonitors/transports``.
+
+The daemon's idle reaper and ``doctor`` read them to see who is listening. Writes are
+atomic and best effort; reads never change anything. Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+
+SCHEMA_VERSION = 1
+CHANNEL_TTL_MS = 30_000
+HOOK_TTL_MS = 86_400_000
+FUTURE_TOLERANCE_MS = 5_000
+# A hook refreshes its record at most this often unless it delivered something: the
+# record lives a day, and every write costs the prompt a few file operations.
+HOOK_REFRESH_MS = 60_000
+
+
+def transports_dir() -> str:
+    from agentmonitors.workspace import data_root
+
+    return os.path.join(data_root(), "agentmonitors", "transports")
+
+
+def _sha256_hex(data: bytes) -> str:
+    # The builtin module avoids loading OpenSSL through hashlib (milliseconds per hook).
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]
+        except ImportError:
+            from hashlib import sha256
+    return str(sha256(data).hexdigest())
+
+
+def record_file_name(transport: str, key: str) -> str:
+    safe = "".join(
+        char if char.isascii() and (char.isalnum() or char in "._-") else "_" for char in key
+    )[:96]
+    digest = _sha256_hex(key.encode("utf-8", "surrogatepass"))[:8]
+    return f"{transport}-{safe or 'unknown'}-{digest}.json"
+
+
+def _iso(ms: int) -> str:
+    seconds, millis = divmod(ms, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+
+
+def _parse_iso_ms(text: object) -> int | None:
+    if not isinstance(text, str):
+        return None
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return int(moment.timestamp() * 1000)
+
+
+def is_stale(record: dict[str, object], now_ms: int) -> bool:
+    updated = _parse_iso_ms(record.get("updatedAt"))
+    if updated is None or updated > now_ms + FUTURE_TOLERANCE_MS:
+        return True
+    ttl = record.get("ttlMs")
+    ttl_ms = ttl if isinstance(ttl, int) and ttl > 0 else CHANNEL_TTL_MS
+    return now_ms - updated > ttl_ms
+
+
+def write_heartbeat(
+    transport: str,
+    key: str,
+    *,
+    workspace: str,
+    socket_path: str,
+    host_session_id: str | None = None,
+    session_id: str | None = None,
+    ttl_ms: int = HOOK_TTL_MS,
+    delivered: bool = False,
+) -> None:
+    """Write (or refresh) this transport's record; failures are ignored."""
+    with contextlib.suppress(OSError, ValueError):
+        _write(
+            transport, key, workspace, socket_path, host_session_id, session_id, ttl_ms, delivered
+        )
+
+
+def _write(
+    transport: str,
+    key: str,
+    workspace: str,
+    socket_path: str,
+    host_session_id: str | None,
+    session_id: str | None,
+    ttl_ms: int,
+    delivered: bool,
+) -> None:
+    directory = transports_dir()
+    old = os.umask(0o077)
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    finally:
+        os.umask(old)
+    target = os.path.join(directory, record_file_name(transport, key))
+    now_ms = time.time_ns() // 1_000_000
+    if not delivered and transport == "hook" and _fresh(target, now_ms):
+        return
+    previous = _read(target)
+    record: dict[str, object] = {
+        "schemaVersion": SCHEMA_VERSION,
+        "transport": transport,
+        "pid": os.getpid(),
+        "cliPath": os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else "",
+        "execPath": sys.executable,
+        "version": _version(),
+        "home": os.path.expanduser("~"),
+        "dataRoot": os.path.dirname(os.path.dirname(directory)),
+        "workspacePath": workspace,
+        "socketPath": socket_path,
+        "startedAt": (previous or {}).get("startedAt", _iso(now_ms)),
+        "updatedAt": _iso(now_ms),
+        "ttlMs": ttl_ms,
+    }
+    if host_session_id is not None:
+        record["hostSessionId"] = host_session_id
+    if session_id is not None:
+        record["sessionId"] = session_id
+    last_delivery = _iso(now_ms) if delivered else (previous or {}).get("lastDeliveryAt")
+    if last_delivery is not None:
+        record["lastDeliveryAt"] = last_delivery
+    temporary = f"{target}.{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temporary)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(record, handle, indent=2, ensure_ascii=False)
+    os.replace(temporary, target)
+    _reap_stale(directory, now_ms, keep=target)
+
+
+def _fresh(path: str, now_ms: int) -> bool:
+    try:
+        modified_ms = os.stat(path).st_mtime_ns // 1_000_000
+    except OSError:
+        return False
+    return 0 <= now_ms - modified_ms < HOOK_REFRESH_MS
+
+
+def _read(path: str) -> dict[str, object] | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            data = json.loads(handle.read(1 << 20))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("schemaVersion") != SCHEMA_VERSION:
+        return None
+    return data
+
+
+def read_records() -> list[dict[str, object]]:
+    """Every valid record (stale ones included); never writes."""
+    directory = transports_dir()
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    records = []
+    for name in names:
+        if name.endswith(".json"):
+            record = _read(os.path.join(directory, name))
+            if record is not None:
+                records.append(record)
+    return records
+
+
+def _reap_stale(directory: str, now_ms: int, keep: str) -> None:
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(directory, name)
+        if not name.endswith(".json") or path == keep:
+            continue
+        record = _read(path)
+        if record is not None and is_stale(record, now_ms):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def _version() -> str:
+    from agentmonitors import __version__
+
+    return __version__

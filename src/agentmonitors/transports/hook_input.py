@@ -1,0 +1,125 @@
+"""Reading a Claude Code hook payload from stdin, and what it maps to.
+
+Standard library only: this runs before every prompt and after every tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+# A field longer than this is not a real hook payload; registering it would slow
+# every later hook (the reference registers a 1 MB session id as is).
+MAX_FIELD_BYTES = 4096
+KEPT_FIELDS = ("session_id", "hook_event_name", "cwd")
+
+LIFECYCLE_BY_EVENT = {
+    "UserPromptSubmit": "turn-interruptible",
+    "PostToolUse": "turn-interruptible",
+    "SessionStart": "post-compact",
+    "Stop": "turn-idle",
+}
+LIFECYCLES = ("turn-interruptible", "turn-idle", "post-compact")
+
+
+class HookPayload:
+    """The few fields we use; anything missing, non-string or oversized is None."""
+
+    __slots__ = ("cwd", "hook_event_name", "session_id", "stop_hook_active")
+
+    def __init__(
+        self,
+        session_id: str | None = None,
+        hook_event_name: str | None = None,
+        cwd: str | None = None,
+        stop_hook_active: bool = False,
+    ) -> None:
+        self.session_id = session_id
+        self.hook_event_name = hook_event_name
+        self.cwd = cwd
+        self.stop_hook_active = stop_hook_active
+
+
+def _oversized(value: str | None) -> bool:
+    return value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_FIELD_BYTES
+
+
+def parse_payload(raw: str | bytes) -> HookPayload:
+    """Parse stdin text; empty, bad JSON or a non-object gives an empty payload."""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", "replace")
+    if not raw.strip():
+        return HookPayload()
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return HookPayload()
+    if not isinstance(data, dict):
+        return HookPayload()
+    fields: dict[str, str | None] = {}
+    for name in KEPT_FIELDS:
+        value = data.get(name)
+        fields[name] = value if isinstance(value, str) else None
+    if any(_oversized(value) for value in fields.values()):
+        # One oversized identity field makes the whole payload untrustworthy.
+        return HookPayload()
+    return HookPayload(
+        session_id=fields["session_id"] or None,
+        hook_event_name=fields["hook_event_name"],
+        cwd=fields["cwd"] or None,
+        stop_hook_active=data.get("stop_hook_active") is True,
+    )
+
+
+def read_payload() -> HookPayload:
+    """Read all of stdin (never block on a terminal)."""
+    stream = sys.stdin
+    if stream is None:
+        return HookPayload()
+    try:
+        if stream.isatty():
+            return HookPayload()
+        return parse_payload(stream.buffer.read() if hasattr(stream, "buffer") else stream.read())
+    except (OSError, ValueError):
+        return HookPayload()
+
+
+def payload_workspace(payload: HookPayload) -> str:
+    """The workspace a hook acts on: the payload's cwd, else CLAUDE_PROJECT_DIR, else cwd.
+
+    Used verbatim (sessions match workspaces by exact string).
+    """
+    if payload.cwd:
+        return payload.cwd
+    project = os.environ.get("CLAUDE_PROJECT_DIR")
+    if project:
+        return project
+    from agentmonitors.workspace import logical_cwd
+
+    return logical_cwd()
+
+
+def encode_host_session_id(host_session_id: str) -> str:
+    """A path segment for a host session id: unsafe code points become ``~<hex>``.
+
+    Each code point outside ``[A-Za-z0-9_-]`` is written as ``~`` plus its lowercase
+    hex, at least two digits (``.`` is ``~2e``); an empty id is ``_empty``.
+    """
+    if not host_session_id:
+        return "_empty"
+    return "".join(
+        char if char.isascii() and (char.isalnum() or char in "_-") else f"~{ord(char):02x}"
+        for char in host_session_id
+    )
+
+
+def default_hook_state_path(host_session_id: str, workspace_path: str | None = None) -> str:
+    """``<workspace or cwd>/.agentmonitors/sessions/<enc>/hook-state.json``."""
+    return os.path.join(
+        workspace_path or os.getcwd(),
+        ".agentmonitors",
+        "sessions",
+        encode_host_session_id(host_session_id),
+        "hook-state.json",
+    )

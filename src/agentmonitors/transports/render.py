@@ -1,0 +1,422 @@
+"""Render a ``DeliveryClaim`` for the hook or the MCP channel, and size it (spec 06 §4.3, §4.4, §8).
+
+Claims are plain mappings as they arrive over IPC. Every renderer also reports which
+events it showed, so the caller can hold "claimed set == rendered set" before it
+commits. Standard library only, nothing imported at module level: this runs on the
+hook path of every prompt and tool call.
+"""
+
+from __future__ import annotations
+
+from agentmonitors.transports.text import (
+    CHANNEL_DEFERRED_MARKER,
+    HOOK_LEAD_LINE,
+    HOOK_PREFIX,
+    MAX_ADDITIONAL_CONTEXT,
+    MAX_CHANNEL_CONTENT,
+    ack_line,
+    append_marker_within_cap,
+    bound_diff,
+    channel_action_step,
+    channel_cut_marker,
+    hook_action_step,
+    hook_cut_marker,
+    hook_deferred_marker,
+    hook_recap_marker,
+    sanitize_channel,
+    sanitize_hook,
+    sanitize_meta,
+    truncate_with_marker,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+    Claim = Mapping[str, Any]
+    Event = Mapping[str, Any]
+
+__all__ = [
+    "CHANNEL",
+    "HOOK",
+    "channel_meta",
+    "claim_fit",
+    "event_block",
+    "fit",
+    "footer",
+    "header_fixed_point",
+    "max_events",
+    "render_channel",
+    "render_channel_shown",
+    "render_hook",
+    "render_hook_shown",
+]
+
+HOOK = "hook"
+CHANNEL = "channel"
+
+_EVENT_IDS_CLAUSE = " --event-ids "
+
+
+def _text(mapping: Mapping[str, Any], key: str) -> str:
+    value = mapping.get(key)
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+def _events(claim: Claim) -> list[Event]:
+    events = claim.get("events")
+    return list(events) if isinstance(events, list | tuple) else []
+
+
+def event_block(event: Event, sanitize: Callable[[str], str]) -> str:
+    """One event's block, every field passed through the transport's ``sanitize``.
+
+    ``objectDetail`` (falling back to ``summary`` when absent) is shown unless it
+    repeats the title or the body; ``summary`` is shown unless it repeats the title,
+    the body or the detail line. ``Changes:`` appears only for a non-blank diff,
+    which is bounded (:data:`MAX_EVENT_DIFF`) before it is sanitized.
+    """
+    title = sanitize(_text(event, "title"))
+    body = sanitize(_text(event, "body"))
+    summary = sanitize(_text(event, "summary"))
+    raw_detail = event.get("objectDetail")
+    detail = summary if raw_detail is None else sanitize(_text(event, "objectDetail"))
+    lines = [f"### {sanitize(_text(event, 'monitorId'))} ({sanitize(_text(event, 'urgency'))})"]
+    lines.append(title)
+    if detail and detail not in (title, body):
+        lines.append(detail)
+    if summary and summary not in (title, body, detail):
+        lines.append(summary)
+    block = "\n".join(lines) + "\n\n" + body
+    diff = _text(event, "diffText")
+    if diff.strip():
+        block += "\n\nChanges:\n" + sanitize(bound_diff(diff))
+    return block
+
+
+def footer(reminder: str | None, session_id: str, socket_path: str, packer: str) -> str:
+    """The coalesced-reminder footer (``""`` without one); its length is reserved out of the cap."""
+    if not reminder:
+        return ""
+    if packer == HOOK:
+        return "\n\n" + sanitize_hook(reminder) + hook_action_step(session_id, socket_path)
+    return "\n\n" + sanitize_channel(reminder) + channel_action_step(session_id, socket_path)
+
+
+class _Layout:
+    """A claim's blocks laid out for one transport, with lengths precomputed.
+
+    The hook's header names the ids of the blocks it shows, so its length grows with
+    the number of blocks; the channel has no header. ``count`` is the header fixed
+    point of §4.4 (for the channel, plain whole-block packing).
+    """
+
+    __slots__ = (
+        "_header_base",
+        "_id_lens",
+        "blocks",
+        "deferred",
+        "hook",
+        "ids",
+        "joiner",
+        "session_id",
+        "socket_path",
+    )
+
+    def __init__(
+        self,
+        events: Sequence[Event],
+        packer: str,
+        session_id: str,
+        socket_path: str,
+        *,
+        recap: bool = False,
+    ) -> None:
+        if packer not in (HOOK, CHANNEL):
+            raise ValueError(f"unknown packer {packer!r}")
+        self.hook = packer == HOOK
+        self.session_id = session_id
+        self.socket_path = socket_path
+        sanitize = sanitize_hook if self.hook else sanitize_channel
+        self.blocks = [event_block(event, sanitize) for event in events]
+        self.ids = [_text(event, "eventId") for event in events]
+        self.joiner = "\n" if self.hook else "\n\n"
+        if self.hook:
+            self.deferred = (hook_recap_marker if recap else hook_deferred_marker)(
+                session_id, socket_path
+            )
+            self._header_base = len(self.header(0))
+            self._id_lens = [len(sanitize_hook(event_id)) for event_id in self.ids]
+        else:
+            self.deferred = CHANNEL_DEFERRED_MARKER
+            self._header_base = 0
+            self._id_lens = []
+
+    def header(self, k: int) -> str:
+        if not self.hook:
+            return ""
+        line = ack_line(self.session_id, self.socket_path, self.ids[:k])
+        return f"{HOOK_LEAD_LINE}\n{line}\n\n"
+
+    def _header_len(self, k: int, id_chars: int) -> int:
+        if not self.hook or k == 0:
+            return self._header_base
+        # ',' survives the sanitizer, so S(','.join(ids)) is ','.join(S(id) for id in ids).
+        return self._header_base + len(_EVENT_IDS_CLAUSE) + id_chars + (k - 1)
+
+    def count(self, cap: int) -> int:
+        """The largest k (n…0) for which header(k) + the first k blocks fit in ``cap``."""
+        totals = [self._header_len(0, 0)]
+        body = 0
+        id_chars = 0
+        for k, block in enumerate(self.blocks, start=1):
+            body += len(block) + (len(self.joiner) if k > 1 else 0)
+            if self.hook:
+                id_chars += self._id_lens[k - 1]
+            totals.append(self._header_len(k, id_chars) + body)
+        for k in range(len(self.blocks), 0, -1):
+            if totals[k] <= cap:
+                return k
+        return 0
+
+    def text(self, k: int) -> str:
+        return self.header(k) + self.joiner.join(self.blocks[:k])
+
+    def fit(self, more_deferred: bool, cap: int) -> tuple[bool, int, int, int]:
+        """``(fits, included, whole, reserved)``: §4.4's ``fit`` plus both packings."""
+        n = len(self.blocks)
+        whole = self.count(cap)
+        if whole == n and not more_deferred:
+            return True, n, whole, whole
+        reserved = self.count(cap - len(self.deferred))
+        included = max(1, reserved)
+        return included == n, included, whole, reserved
+
+
+def header_fixed_point(events: Sequence[Event], session_id: str, socket_path: str, cap: int) -> int:
+    """How many leading events the hook can show whole, with a header naming exactly them."""
+    return _Layout(events, HOOK, session_id, socket_path).count(cap)
+
+
+def fit(
+    events: Sequence[Event],
+    *,
+    more_deferred: bool,
+    cap: int,
+    packer: str,
+    session_id: str,
+    socket_path: str,
+) -> tuple[bool, int]:
+    """§4.4 ``fit``: ``(fits, included)`` for these events under ``cap``.
+
+    All fit and nothing else is deferred: fits. Otherwise the blocks are re-packed
+    under ``cap − len(M1)`` (``C1`` for the channel), ``included = max(1, k)``, and
+    the claim fits iff every event is included. ``cap`` must already be net of the
+    coalesced footer (see :func:`footer`).
+    """
+    if not events:
+        return True, 0
+    fits, included, _whole, _reserved = _Layout(events, packer, session_id, socket_path).fit(
+        more_deferred, cap
+    )
+    return fits, included
+
+
+def max_events(
+    preview: Sequence[Event], *, cap: int, packer: str, session_id: str, socket_path: str
+) -> int:
+    """Whole blocks of ``preview`` that fit under ``cap`` (a marker reserved when not all do)."""
+    if not preview:
+        return 0
+    return fit(
+        preview,
+        more_deferred=False,
+        cap=cap,
+        packer=packer,
+        session_id=session_id,
+        socket_path=socket_path,
+    )[1]
+
+
+def _claim_layout(
+    claim: Claim, socket_path: str, packer: str, cap: int
+) -> tuple[_Layout, str, int, bool]:
+    """The claim's layout, its footer, the cap left for blocks and markers, and recap-ness."""
+    session_id = _text(claim, "sessionId")
+    recap = packer == HOOK and claim.get("lifecycle") == "post-compact"
+    layout = _Layout(_events(claim), packer, session_id, socket_path, recap=recap)
+    tail = footer(_text(claim, "coalescedReminder"), session_id, socket_path, packer)
+    return layout, tail, cap - len(tail), recap
+
+
+def claim_fit(
+    claim: Claim, socket_path: str, *, packer: str, more_deferred: bool, cap: int
+) -> tuple[bool, int]:
+    """:func:`fit` for a reserved claim, measured exactly as its render will be.
+
+    The claim's own coalesced footer is reserved out of ``cap`` and a recap reserves
+    room for M3, so "fits" here means the renderer shows every event of the claim.
+    """
+    layout, _tail, budget, _recap = _claim_layout(claim, socket_path, packer, cap)
+    if not layout.blocks:
+        return True, 0
+    fits, included, _whole, _reserved = layout.fit(more_deferred, budget)
+    return fits, included
+
+
+def _render_body(
+    claim: Claim,
+    socket_path: str,
+    *,
+    packer: str,
+    more_deferred: bool,
+    cap: int,
+) -> tuple[str, list[str]]:
+    layout, tail, budget, recap = _claim_layout(claim, socket_path, packer, cap)
+    session_id = layout.session_id
+    n = len(layout.blocks)
+    _fits, _included, whole, reserved = layout.fit(more_deferred, budget)
+    if whole == n and not more_deferred:
+        return layout.text(n) + tail, list(layout.ids)
+    if reserved >= 1:
+        return layout.text(reserved) + layout.deferred + tail, layout.ids[:reserved]
+    # Even the first block alone does not fit beside a marker: show it cut.
+    if packer == HOOK:
+        marker = layout.deferred if recap else hook_cut_marker(session_id, socket_path)
+    else:
+        marker = channel_cut_marker(session_id, socket_path)
+    if not recap and (more_deferred or n > 1):
+        marker += layout.deferred  # the cut event's own tail, and other work too
+    first = layout.text(1)
+    shown = append_marker_within_cap(first, budget, marker)
+    # The block counts as shown only if its header survived (and the ack line names it).
+    kept = len(shown) - len(marker)
+    visible = layout.ids[:1] if kept > len(layout.header(1)) else []
+    return shown + tail, visible
+
+
+def render_hook_shown(
+    claim: Claim,
+    socket_path: str,
+    *,
+    more_deferred: bool,
+    cap: int = MAX_ADDITIONAL_CONTEXT,
+) -> tuple[str, list[str]]:
+    """The hook's ``additionalContext`` and the ids of the events it shows.
+
+    ``""`` (and no ids) for a reminder whose message is blank.
+    """
+    session_id = _text(claim, "sessionId")
+    events = _events(claim)
+    if events:
+        return _render_body(
+            claim,
+            socket_path,
+            packer=HOOK,
+            more_deferred=more_deferred,
+            cap=cap,
+        )
+    message = sanitize_hook(_text(claim, "message"))
+    if not message.strip():
+        return "", []
+    marker = (
+        hook_recap_marker(session_id, socket_path)
+        if claim.get("lifecycle") == "post-compact"
+        else hook_cut_marker(session_id, socket_path)
+    )
+    text = HOOK_PREFIX + message + hook_action_step(session_id, socket_path)
+    return truncate_with_marker(text, cap, marker), []
+
+
+def render_hook(
+    claim: Claim,
+    socket_path: str,
+    *,
+    more_deferred: bool,
+    cap: int = MAX_ADDITIONAL_CONTEXT,
+) -> str:
+    """The hook's ``additionalContext`` for ``claim`` (see :func:`render_hook_shown`)."""
+    return render_hook_shown(claim, socket_path, more_deferred=more_deferred, cap=cap)[0]
+
+
+def channel_meta(claim: Claim) -> dict[str, str]:
+    """The channel tag's ``meta``: string values, ``[A-Za-z0-9_]`` keys, all sanitized."""
+    events = _events(claim)
+    coalesced = bool(claim.get("coalescedReminder"))
+    if coalesced:
+        count = len(events) + _int(claim.get("coalescedNormalCount"))
+    elif events:
+        count = len(events)
+    else:
+        counts = claim.get("unreadCounts")
+        count = _int(counts.get("total")) if isinstance(counts, dict) else 0
+    meta = {
+        "lifecycle": _text(claim, "lifecycle"),
+        "mode": _text(claim, "mode"),
+        "event_count": str(count),
+    }
+    if claim.get("urgency"):
+        meta["urgency"] = _text(claim, "urgency")
+    # A scoped ack of one event would strand coalesced normal rows: only route a lone event.
+    if len(events) == 1 and not coalesced:
+        meta["monitor_id"] = _text(events[0], "monitorId")
+        meta["event_id"] = _text(events[0], "eventId")
+    return {key: sanitize_meta(value) for key, value in meta.items()}
+
+
+def _int(value: object) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
+def render_channel_shown(
+    claim: Claim,
+    socket_path: str,
+    *,
+    more_deferred: bool,
+    cap: int = MAX_CHANNEL_CONTENT,
+) -> tuple[str, dict[str, str], list[str]]:
+    """The channel push's ``content`` and ``meta``, and the ids of the events it shows.
+
+    ``content`` is ``""`` (and no ids) for a reminder whose message is blank.
+    """
+    session_id = _text(claim, "sessionId")
+    events = _events(claim)
+    meta = channel_meta(claim)
+    if events:
+        content, shown = _render_body(
+            claim,
+            socket_path,
+            packer=CHANNEL,
+            more_deferred=more_deferred,
+            cap=cap,
+        )
+        return content, meta, shown
+    message = sanitize_channel(_text(claim, "message"))
+    if not message.strip():
+        return "", meta, []
+    text = message + channel_action_step(session_id, socket_path)
+    return truncate_with_marker(text, cap, channel_cut_marker(session_id, socket_path)), meta, []
+
+
+def render_channel(
+    claim: Claim,
+    socket_path: str,
+    *,
+    more_deferred: bool,
+    cap: int = MAX_CHANNEL_CONTENT,
+) -> tuple[str, dict[str, str]]:
+    """The channel push's ``(content, meta)`` for ``claim`` (see :func:`render_channel_shown`)."""
+    content, meta, _shown = render_channel_shown(
+        claim, socket_path, more_deferred=more_deferred, cap=cap
+    )
+    return content, meta

@@ -1,0 +1,235 @@
+"""``session start`` and ``session end``: the SessionStart and SessionEnd hooks.
+
+``session start`` boots the workspace's daemon when none answers, registers (or
+resumes) the session, and prints the post-compact recap in the same process.
+Standard library only, like every hook command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+
+from agentmonitors.transports.hook_input import (
+    HookPayload,
+    default_hook_state_path,
+    payload_workspace,
+    read_payload,
+)
+
+BOOT_WAIT_S = 8.0
+BOOT_PING_S = 0.15
+BOOT_POLL_MS = 1000
+
+
+def _count_definitions(workspace: str) -> int:
+    """Monitor files under the project's monitors folder, valid or not."""
+    root = os.path.join(workspace, ".claude", "monitors")
+    count = 0
+    try:
+        entries = sorted(os.scandir(root), key=lambda entry: entry.name)
+    except OSError:
+        return 0
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            count += sum(1 for _ in _monitor_files(entry.path))
+        elif entry.name.endswith(".md") and entry.name.lower() != "readme.md":
+            count += 1
+    return count
+
+
+def _monitor_files(folder: str) -> list[str]:
+    found = []
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        if "MONITOR.md" in files:
+            found.append(os.path.join(current, "MONITOR.md"))
+    return found
+
+
+def disabled_advisory(count: int) -> str:
+    plural = "" if count == 1 else "s"
+    return (
+        f"AgentMon: monitoring is disabled for this project ({count} monitor definition{plural} "
+        "found under .claude/monitors/, but none of them are being watched). To enable it, "
+        "create `.claude/agentmonitors.local.md` in this project with `enabled: true`. Run "
+        "`agentmonitors doctor` any time for the full workspace-health picture."
+    )
+
+
+def run_session_start(args: list[str]) -> int:
+    if args:
+        sys.stderr.write(f"error: session start takes no arguments (got {args[0]})\n")
+        return 1
+    try:
+        return session_start(read_payload())
+    except Exception as error:
+        sys.stderr.write(f"Error: {error}\n")
+        return 1
+
+
+def session_start(payload: HookPayload) -> int:
+    if payload.session_id is None:
+        return 0
+    from agentmonitors.workspace import read_local_state
+
+    workspace = payload_workspace(payload)
+    state = read_local_state(workspace)
+    if not state.enabled:
+        count = _count_definitions(workspace)
+        if count:
+            body = {
+                "continue": True,
+                "hookSpecificOutput": {
+                    "hookEventName": "SessionStart",
+                    "additionalContext": disabled_advisory(count),
+                },
+            }
+            sys.stdout.write(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+        return 0
+
+    from agentmonitors.daemon.client import call, ping
+    from agentmonitors.paths import fit_socket_path
+    from agentmonitors.workspace import workspace_data_dir, write_local_state
+
+    socket = fit_socket_path(
+        state.socket or os.path.join(workspace_data_dir(workspace), "agentmonitors.sock")
+    )
+    db = state.db or os.path.join(workspace_data_dir(workspace), "inbox.db")
+    if not ping(socket) and not _boot(workspace, socket, db, state.reap_after_ms):
+        from datetime import UTC, datetime
+
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        write_local_state(workspace, state._replace(last_boot_failure_at=stamp))
+        sys.stderr.write(f"Error: Daemon failed to start within {int(BOOT_WAIT_S)}s\n")
+        return 1
+    write_local_state(
+        workspace,
+        state._replace(enabled=True, socket=socket, db=db, last_boot_failure_at=None),
+    )
+    session = call(
+        socket,
+        "session.open",
+        {
+            "adapter": "claude-code",
+            "hostSessionId": payload.session_id,
+            "agentIdentity": payload.session_id,
+            "hookStatePath": default_hook_state_path(payload.session_id, workspace),
+            "workspacePath": workspace,
+            "role": "lead",
+        },
+    )
+    sys.stderr.write(f"AgentMon: session {session['id']} registered; daemon at {socket}\n")
+
+    from agentmonitors.transports.deliver import _quiet, deliver_to_session
+
+    deliver_to_session(
+        socket,
+        payload.session_id,
+        "post-compact",
+        event_name="SessionStart",
+        workspace=workspace,
+        output_format="json",
+        debug=_quiet,
+    )
+    return 0
+
+
+def _boot(workspace: str, socket: str, db: str, reap_after_ms: int) -> bool:
+    """Start a detached daemon for ``workspace`` and wait until it answers."""
+    from agentmonitors.daemon.client import ping
+    from agentmonitors.paths import prepare_private_dir, workspace_log_path
+
+    argv = [
+        sys.executable,
+        "-m",
+        "agentmonitors",
+        "daemon",
+        "run",
+        os.path.join(workspace, ".claude", "monitors"),
+        "--workspace",
+        workspace,
+        "--socket",
+        socket,
+        "--poll-ms",
+        str(BOOT_POLL_MS),
+        "--reap-after-ms",
+        str(reap_after_ms),
+    ]
+    env = {**os.environ, "AGENTMONITORS_DB": db, "AGENTMONITORS_SOCKET": socket}
+    log_path = workspace_log_path(workspace)
+    prepare_private_dir(os.path.dirname(log_path))
+    # Output goes to the workspace's daemon.log (not to the hook's pipes, which Claude
+    # Code waits on), so a failed boot can be diagnosed afterwards.
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        pid = os.posix_spawn(
+            sys.executable,
+            argv,
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                (os.POSIX_SPAWN_DUP2, log_fd, 2),
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(log_fd)
+    deadline = time.monotonic() + BOOT_WAIT_S
+    while time.monotonic() < deadline:
+        if ping(socket, timeout_s=0.5):
+            return True
+        try:
+            finished, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            finished = 0
+        if finished:
+            # It exited: maybe another session's daemon won the race; it may answer now.
+            return ping(socket, timeout_s=0.5)
+        time.sleep(BOOT_PING_S)
+    return False
+
+
+def run_session_end(args: list[str]) -> int:
+    """The SessionEnd hook: close the matching session. Silent, always 0."""
+    del args
+    with contextlib.suppress(Exception):
+        session_end(read_payload())
+    return 0
+
+
+def session_end(payload: HookPayload) -> None:
+    if payload.session_id is None:
+        return
+    from agentmonitors.workspace import read_local_state
+
+    workspace = payload_workspace(payload)
+    state = read_local_state(workspace)
+    if not state.enabled or state.socket is None:
+        return
+    from agentmonitors.daemon.client import DaemonError, call
+    from agentmonitors.paths import fit_socket_path
+
+    socket = fit_socket_path(state.socket)
+    try:
+        sessions = call(socket, "session.list", {})
+        match = next(
+            (
+                item
+                for item in sessions or []
+                if isinstance(item, dict) and item.get("hostSessionId") == payload.session_id
+            ),
+            None,
+        )
+        if match is None:
+            return
+        call(socket, "session.close", {"sessionId": match["id"]})
+    except DaemonError:
+        return
+    sys.stderr.write(f"AgentMon: session {match['id']} ended\n")

@@ -1,0 +1,229 @@
+"""Text primitives shared by the delivery transports (spec 06 §4.2, §4.3, §8).
+
+Sanitizers, shell-path quoting, code-point cuts and the fixed phrases. Python strings
+are sequences of code points, so every slice here already lands on a code-point
+boundary; lengths and caps are counted in code points (00-decisions §2).
+
+Runs on the hook path of every prompt and tool call: standard library only, and
+nothing imported at module level.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CHANNEL_DEFERRED_MARKER",
+    "DIFF_ELISION_MARKER",
+    "HOOK_LEAD_LINE",
+    "HOOK_PREFIX",
+    "MAX_ADDITIONAL_CONTEXT",
+    "MAX_CHANNEL_CONTENT",
+    "MAX_EVENT_DIFF",
+    "MAX_UNTRUSTED_FIELD",
+    "REMINDER",
+    "ack_all_command",
+    "ack_line",
+    "append_marker_within_cap",
+    "bound_diff",
+    "channel_action_step",
+    "channel_cut_marker",
+    "cut",
+    "escape_shell_path",
+    "hook_action_step",
+    "hook_cut_marker",
+    "hook_deferred_marker",
+    "hook_recap_marker",
+    "list_command",
+    "sanitize_channel",
+    "sanitize_hook",
+    "sanitize_meta",
+    "truncate_with_marker",
+    "untrusted_field",
+]
+
+MAX_ADDITIONAL_CONTEXT = 4000
+"""Cap on the hook's ``additionalContext``, markers included (code points)."""
+MAX_EVENT_DIFF = 800
+"""Cap on one event's change summary, elision marker included (code points)."""
+MAX_CHANNEL_CONTENT = 20000
+"""Cap on one channel push's ``content``, markers included (code points)."""
+MAX_UNTRUSTED_FIELD = 128
+"""Untrusted fields in stderr lines are cut to this many code points (+ ``…``)."""
+
+REMINDER = "Monitored changes are pending."
+HOOK_PREFIX = "AgentMon: "
+HOOK_LEAD_LINE = (
+    HOOK_PREFIX + "monitored changes are pending — consider handling them before continuing."
+)
+DIFF_ELISION_MARKER = "\n… (change summary truncated)"
+CHANNEL_DEFERRED_MARKER = (
+    "\n\n(more monitor updates are pending; they will surface on a later poll)"
+)
+
+# Hook S: drop C0 controls except \n and \t (so \r goes), and U+007F–U+009F.
+_HOOK_TABLE: dict[int, None] = {
+    code: None for code in (*range(0x20), *range(0x7F, 0xA0)) if code not in (0x09, 0x0A)
+}
+# Channel S: the tag body may hold newlines, never anything that reads as a tag.
+_CHANNEL_TABLE = {ord(char): " " for char in "<>[]\r"}
+# Meta values become tag attributes: newlines and ';' go too.
+_META_TABLE = {ord(char): " " for char in "<>[]\r\n;"}
+# After JSON-encoding an untrusted field: what JSON leaves raw but a terminal or a
+# log reader may not (C1 controls, the JS line separators, lone surrogates).
+_UNTRUSTED_ESCAPES = {
+    code: f"\\u{code:04x}" for code in (*range(0x7F, 0xA0), 0x2028, 0x2029, *range(0xD800, 0xE000))
+}
+_PATH_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-")
+
+
+def sanitize_hook(value: str) -> str:
+    """The hook transport's ``S``: keep ``<>[];`` (bodies are trusted markdown)."""
+    return value.translate(_HOOK_TABLE)
+
+
+def sanitize_channel(value: str) -> str:
+    """The channel transport's ``S``: each of ``<>[]\\r`` becomes a space."""
+    return value.translate(_CHANNEL_TABLE)
+
+
+def sanitize_meta(value: str) -> str:
+    """Channel ``meta`` values: each of ``<>[]\\r\\n;`` becomes a space, then trim."""
+    return value.translate(_META_TABLE).strip()
+
+
+def _path_bytes(char: str) -> bytes:
+    try:
+        return char.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    try:  # an undecodable byte of a real path (os.fsdecode) maps back to itself
+        return char.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return char.encode("utf-8", "surrogatepass")
+
+
+def escape_shell_path(path: str) -> str:
+    """A shell word that expands to exactly ``path`` and holds no tag-breaking byte.
+
+    ``'path'`` when every character is in ``[A-Za-z0-9/._-]``; otherwise bash/zsh
+    ANSI-C quoting, ``$'…'``, with every other character written as ``\\xNN`` per
+    UTF-8 byte (so quotes, spaces, ``<>[]``, backticks and controls never appear raw).
+    """
+    if all(char in _PATH_SAFE for char in path):
+        return f"'{path}'"
+    parts: list[str] = []
+    for char in path:
+        if char in _PATH_SAFE:
+            parts.append(char)
+        else:
+            parts.extend(f"\\x{byte:02x}" for byte in _path_bytes(char))
+    return "$'" + "".join(parts) + "'"
+
+
+def cut(value: str, limit: int) -> str:
+    """At most ``limit`` code points of ``value`` (a prefix; never a partial code point)."""
+    return value[: max(0, limit)]
+
+
+def truncate_with_marker(value: str, cap: int, marker: str) -> str:
+    """``value`` unchanged when it fits in ``cap``; else cut so that it plus ``marker`` fit."""
+    if len(value) <= cap:
+        return value
+    return cut(value, cap - len(marker)) + marker
+
+
+def append_marker_within_cap(body: str, cap: int, marker: str) -> str:
+    """Always append ``marker``; cut ``body`` only as far as needed to stay within ``cap``."""
+    return cut(body, cap - len(marker)) + marker
+
+
+def bound_diff(diff: str) -> str:
+    """A change summary bounded to :data:`MAX_EVENT_DIFF`, elision marker included."""
+    return truncate_with_marker(diff, MAX_EVENT_DIFF, DIFF_ELISION_MARKER)
+
+
+def _socket_clause(socket_path: str) -> str:
+    # Without a socket there is nothing truthful to advertise; never print `--socket ''`.
+    return f" --socket {escape_shell_path(socket_path)}" if socket_path else ""
+
+
+def list_command(session_id: str, socket_path: str) -> str:
+    """``<LIST>``: the backticked unread listing; ``session_id`` must be sanitized already."""
+    return (
+        f"`agentmonitors events list --session {session_id}{_socket_clause(socket_path)} --unread`"
+    )
+
+
+def ack_all_command(session_id: str, socket_path: str) -> str:
+    """The backticked ack-all command of the hook's action step (``session_id`` sanitized)."""
+    return f"`agentmonitors events ack --session {session_id}{_socket_clause(socket_path)}`"
+
+
+def ack_line(session_id: str, socket_path: str, event_ids: list[str]) -> str:
+    """The body claim's per-delivery ack line, naming exactly ``event_ids`` (raw ids)."""
+    ids = f" --event-ids {sanitize_hook(','.join(event_ids))}" if event_ids else ""
+    return (
+        "When handled, acknowledge: agentmonitors events ack --session "
+        f"{sanitize_hook(session_id)}{_socket_clause(socket_path)}{ids}"
+    )
+
+
+def hook_action_step(session_id: str, socket_path: str) -> str:
+    """The hook's action step (leading space included); ``session_id`` is raw."""
+    sid = sanitize_hook(session_id)
+    return (
+        f" Run {list_command(sid, socket_path)} to see them, then "
+        f"{ack_all_command(sid, socket_path)} once handled."
+    )
+
+
+def channel_action_step(session_id: str, socket_path: str) -> str:
+    """The channel's action step (leading space included); ``session_id`` is raw."""
+    return (
+        f" Run {list_command(sanitize_meta(session_id), socket_path)} to see them, then call "
+        "the agentmon_ack tool with the event_id values of the ones you handled."
+    )
+
+
+def hook_deferred_marker(session_id: str, socket_path: str) -> str:
+    """M1: whole blocks were deferred and stay pending."""
+    listing = list_command(sanitize_hook(session_id), socket_path)
+    return f"\n\n[truncated — more monitor updates are pending; run {listing} to see the rest]"
+
+
+def hook_cut_marker(session_id: str, socket_path: str) -> str:
+    """M2: this claim's own content was cut (says nothing about the commit's outcome)."""
+    listing = list_command(sanitize_hook(session_id), socket_path)
+    return (
+        "\n\n[truncated — this update was too large to show in full; the full copy stays "
+        f"unread — run {listing} to see it now]"
+    )
+
+
+def hook_recap_marker(session_id: str, socket_path: str) -> str:
+    """M3: any cut in a ``post-compact`` recap (replaces M1 and M2)."""
+    listing = list_command(sanitize_hook(session_id), socket_path)
+    return (
+        "\n\n[truncated — not everything fit in this recap; the omitted content stays unread "
+        "and will reappear on future recaps until acknowledged — run "
+        f"{listing} to see it now]"
+    )
+
+
+def channel_cut_marker(session_id: str, socket_path: str) -> str:
+    """C2: this push's own content was cut."""
+    listing = list_command(sanitize_meta(session_id), socket_path)
+    return f"\n\n(this update was too large to show in full; run {listing} to see the full copy)"
+
+
+def untrusted_field(value: str) -> str:
+    """An untrusted value for a stderr line: cut, JSON-quoted, and terminal-safe.
+
+    Cut to :data:`MAX_UNTRUSTED_FIELD` code points (+ ``…``), JSON-encode, then write
+    U+007F–U+009F, U+2028/U+2029 (and lone surrogates, which stderr could not encode)
+    as ``\\uXXXX``.
+    """
+    import json
+
+    if len(value) > MAX_UNTRUSTED_FIELD:
+        value = value[:MAX_UNTRUSTED_FIELD] + "…"
+    return json.dumps(value, ensure_ascii=False).translate(_UNTRUSTED_ESCAPES)
