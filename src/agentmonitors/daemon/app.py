@@ -76,6 +76,8 @@ class Daemon:
         from agentmonitors.delivery.service import DeliveryService
 
         self.delivery = DeliveryService(self.db, self.clock)
+        self.delivery.request_refresh = self._schedule_refresh
+        self._refresh_pending: set[str] = set()
         self.runtime.after_tick.append(self._after_tick)
         self.runtime.after_tick.append(
             lambda definitions, result: self.delivery.refresh_all(options.workspace)
@@ -174,6 +176,21 @@ class Daemon:
 
     # ------------------------------------------------------------------ loop
 
+    def _schedule_refresh(self, session_id: str) -> None:
+        """Refresh a session's hook-state file after the current reply has gone out."""
+        if not self._refresh_pending:
+            try:
+                asyncio.get_running_loop().call_soon(self._flush_refreshes)
+            except RuntimeError:  # not inside the loop (a direct call): do it now
+                self.delivery.refresh_hook_state(session_id)
+                return
+        self._refresh_pending.add(session_id)
+
+    def _flush_refreshes(self) -> None:
+        pending, self._refresh_pending = self._refresh_pending, set()
+        for session_id in sorted(pending):
+            self.delivery.refresh_hook_state(session_id)
+
     def request_stop(self) -> None:
         self._stop.set()
         self._wake.set()
@@ -268,6 +285,7 @@ class Daemon:
             serving.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await serving
+            self._flush_refreshes()
             self.db.close()
         return 0
 

@@ -157,7 +157,8 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
         ),
         "hook.release": Method(_guarded(hook_release), reservation),
         "hook.preview": Method(
-            _guarded(lambda request: service.preview(request["sessionId"])), session_only
+            _guarded(lambda request: service.preview(request["sessionId"], request.get("limit"))),
+            params(sessionId=(str, True), limit=ParamSpec("int", minimum=1)),
         ),
         "hook.previewReminder": Method(_guarded(hook_preview_reminder), session_only),
         "hook.diagnose": Method(

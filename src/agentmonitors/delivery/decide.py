@@ -7,7 +7,7 @@ claim (or a reservation's commit) marks claimed; :func:`apply` is the write half
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentmonitors.delivery import states
@@ -32,6 +32,12 @@ class SessionView:
     unread: list[DeliveryRow]
     leased: frozenset[str]
     now_ms: int
+    # Band slices, computed once per view: a decision asks for them several times
+    # and a session may hold thousands of unread rows.
+    _bands: dict[str, list[DeliveryRow]] = field(default_factory=dict, compare=False, repr=False)
+    _claimable: dict[str, list[DeliveryRow]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def read(
@@ -40,7 +46,12 @@ class SessionView:
         return cls(session_id, states.unread_rows(conn, session_id), leased, now_ms)
 
     def unread_band(self, urgency: str) -> list[DeliveryRow]:
-        return states.band(self.unread, urgency)
+        if not self._bands:
+            for level in ("low", "normal", "high"):
+                self._bands[level] = []
+            for row in self.unread:
+                self._bands.setdefault(row.urgency, []).append(row)
+        return self._bands.get(urgency, [])
 
     def pending_band(self, urgency: str) -> list[DeliveryRow]:
         """Never-surfaced rows of a band, leased ones included."""
@@ -48,7 +59,11 @@ class SessionView:
 
     def claimable(self, urgency: str) -> list[DeliveryRow]:
         """``pendingForClaim``: pending rows of a band minus leased ones."""
-        return states.pending_for_claim(self.unread_band(urgency), set(self.leased))
+        if urgency not in self._claimable:
+            self._claimable[urgency] = states.pending_for_claim(
+                self.unread_band(urgency), set(self.leased)
+            )
+        return self._claimable[urgency]
 
     def leased_count(self, urgency: str) -> int:
         return sum(1 for row in self.pending_band(urgency) if row.id in self.leased)

@@ -91,7 +91,7 @@ class DeliveryRow:
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> DeliveryRow:
         return cls(
-            event=EventRow.from_row(row),
+            event=EventRow.from_row_cached(row),
             first_notified_at=row["s_first_notified_at"],
             acknowledged_at=row["s_acknowledged_at"],
             recipient_diff=row["s_diff_text"],

@@ -10,7 +10,7 @@ is logged, never raised: the file is a cache and the claim already happened.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentmonitors.delivery import sessions, states
@@ -47,6 +47,10 @@ class DeliveryService:
         self.db = db
         self.clock: Clock = clock or SystemClock()
         self.reservations = ReservationRegistry(self.clock, reservation_ttl_ms)
+        # How a state change asks for a hook-state refresh. Immediate by default; the
+        # daemon defers it until after the reply, so a hook never waits on a file
+        # nobody reads on its path.
+        self.request_refresh: Callable[[str], None] = self.refresh_hook_state
 
     # ------------------------------------------------------------------ sessions
 
@@ -80,14 +84,14 @@ class DeliveryService:
         )
         with self.db.write() as conn:
             row = sessions.open_session(conn, spec, self.clock.now_ms())
-        self.refresh_hook_state(str(row["id"]))
+        self.request_refresh(str(row["id"]))
         return session_json(row)
 
     def close_session(self, session_id: str) -> dict[str, Any]:
         """Dormant, with its ephemeral monitors reaped; ``SessionNotFound`` if unknown."""
         with self.db.write() as conn:
             row = sessions.close_session(conn, session_id, self.clock.now_ms())
-        self.refresh_hook_state(session_id)
+        self.request_refresh(session_id)
         return session_json(row)
 
     def get_session(self, session_id: str) -> dict[str, Any]:
@@ -127,7 +131,7 @@ class DeliveryService:
                 ids = list(event_ids)
             if ids:
                 unknown = states.acknowledge(conn, session_id, ids, now)
-        self.refresh_hook_state(session_id)
+        self.request_refresh(session_id)
         return unknown
 
     # ------------------------------------------------------------------ claims
@@ -147,7 +151,7 @@ class DeliveryService:
                 apply(conn, decision, now)
         if decision is None:
             return None
-        self.refresh_hook_state(session_id)
+        self.request_refresh(session_id)
         return decision.claim
 
     def reserve(
@@ -164,7 +168,7 @@ class DeliveryService:
             reservation_id = None if decision is None else self.reservations.add(decision)
         if decision is None or reservation_id is None:
             return None
-        self.refresh_hook_state(session_id)
+        self.request_refresh(session_id)
         return {"reservationId": reservation_id, "claim": decision.claim}
 
     def commit(self, reservation_id: str) -> dict[str, Any] | None:
@@ -177,7 +181,7 @@ class DeliveryService:
                 apply(conn, reservation.decision, now)
         if reservation is None:
             return None
-        self.refresh_hook_state(reservation.session_id)
+        self.request_refresh(reservation.session_id)
         return reservation.decision.claim if live else None
 
     def release(self, reservation_id: str) -> None:
@@ -185,7 +189,7 @@ class DeliveryService:
         with self.db.read():
             reservation = self.reservations.remove(reservation_id)
         if reservation is not None:
-            self.refresh_hook_state(reservation.session_id)
+            self.request_refresh(reservation.session_id)
 
     # ------------------------------------------------------------------ read-only
 
@@ -197,15 +201,19 @@ class DeliveryService:
             view = SessionView.read(conn, session_id, leased, self.clock.now_ms())
         return view, session["role"] == "lead"
 
-    def preview(self, session_id: str) -> list[dict[str, Any]]:
-        """The summaries a high claim would surface now (uncapped); nothing is claimed."""
+    def preview(self, session_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """The summaries a high claim would surface now, oldest first; nothing is claimed.
+
+        Uncapped by default (the reference's shape); ``limit`` keeps the first ones,
+        which is all a transport sizing a 4,000-character delivery can use.
+        """
         with self.db.read() as conn:
             session = sessions.get_session(conn, session_id)
             if session["role"] != "lead":
                 return []
             leased = self.reservations.leased(session_id)
             view = SessionView.read(conn, session_id, leased, self.clock.now_ms())
-            batch = high_batch(conn, view, None)
+            batch = high_batch(conn, view, None if limit is None else max(1, limit))
         return [] if batch is None else batch.summaries()
 
     def preview_reminder(self, session_id: str) -> str | None:

@@ -10,11 +10,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 
-from agentmonitors.delivery.records import STATE_COLUMNS, DeliveryRow
+from agentmonitors.delivery.records import DeliveryRow
 from agentmonitors.store.ids import new_id
+from agentmonitors.store.records import EventRow
 
 # Keep well under SQLite's bound-parameter limit.
 _CHUNK = 500
+# (connection, session, band) -> ((changes by us, changes by others), rows)
+_UNREAD_CACHE: dict[tuple[int, str, str | None], tuple[tuple[int, int], list[DeliveryRow]]] = {}
 
 
 def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
@@ -25,9 +28,15 @@ def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
 def unread_rows(
     conn: sqlite3.Connection, session_id: str, urgency: str | None = None
 ) -> list[DeliveryRow]:
-    """Unacknowledged, non-suppressed rows of one session, ``created_at ASC, id ASC``."""
+    """Unacknowledged, non-suppressed rows of one session, ``created_at ASC, id ASC``.
+
+    Every hook call re-reads these, so only the per-recipient columns are read for
+    each row; the (immutable) event rows come from a per-process cache, and only
+    the ones not seen yet are read in full.
+    """
     sql = (
-        f"SELECT e.*, {STATE_COLUMNS} FROM session_event_state s"
+        "SELECT s.event_id, s.first_notified_at, s.acknowledged_at, s.diff_text,"
+        " s.interpret_digest FROM session_event_state s"
         " JOIN monitor_events e ON e.id = s.event_id"
         " WHERE s.session_id = ? AND s.acknowledged_at IS NULL"
         " AND COALESCE(s.interpret_decision, '') != 'suppress'"
@@ -38,7 +47,42 @@ def unread_rows(
         sql += " AND e.urgency = ?"
         params += (urgency,)
     sql += " ORDER BY e.created_at ASC, e.id ASC"
-    return [DeliveryRow.from_row(row) for row in conn.execute(sql, params)]
+    # A hook makes several calls in a row (preview, reminder, reserve, commit); while
+    # nothing was written by this connection or any other, the rows are the same.
+    version = (conn.total_changes, conn.execute("PRAGMA data_version").fetchone()[0])
+    key = (id(conn), session_id, urgency)
+    cached = _UNREAD_CACHE.get(key)
+    if cached is not None and cached[0] == version:
+        return list(cached[1])
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    states = cursor.execute(sql, params).fetchall()
+    events = cached_events(conn, [state[0] for state in states])
+    rows = [
+        DeliveryRow(events[event_id], first, acknowledged, diff, digest)
+        for event_id, first, acknowledged, diff, digest in states
+    ]
+    if len(_UNREAD_CACHE) > 256:
+        _UNREAD_CACHE.clear()
+    _UNREAD_CACHE[key] = (version, rows)
+    return list(rows)
+
+
+def cached_events(conn: sqlite3.Connection, event_ids: Sequence[str]) -> dict[str, EventRow]:
+    """The event rows for these ids, read from the database only when not cached."""
+    found: dict[str, EventRow] = {}
+    missing: list[str] = []
+    for event_id in event_ids:
+        event = EventRow.cached(event_id)
+        if event is None:
+            missing.append(event_id)
+        else:
+            found[event_id] = event
+    for chunk in _chunks(missing):
+        marks = ", ".join("?" for _ in chunk)
+        for row in conn.execute(f"SELECT * FROM monitor_events WHERE id IN ({marks})", chunk):
+            found[row["id"]] = EventRow.from_row_cached(row)
+    return found
 
 
 def band(rows: Iterable[DeliveryRow], urgency: str) -> list[DeliveryRow]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,6 +121,32 @@ class EventRow:
             created_at=row["created_at"],
         )
 
+    @staticmethod
+    def cached(event_id: str) -> EventRow | None:
+        event = _EVENT_CACHE.get(event_id)
+        if event is not None:
+            _EVENT_CACHE.move_to_end(event_id)
+        return event
+
+    @classmethod
+    def from_row_cached(cls, row: sqlite3.Row) -> EventRow:
+        """``from_row`` through a bounded per-process cache.
+
+        Event rows never change once written, and delivery decisions re-read every
+        unread row of a session on each hook call; decoding their JSON columns once
+        instead of every time keeps a session with a thousand unread events fast.
+        """
+        event_id = row["id"]
+        cached = _EVENT_CACHE.get(event_id)
+        if cached is not None:
+            _EVENT_CACHE.move_to_end(event_id)
+            return cached
+        event = cls.from_row(row)
+        _EVENT_CACHE[event_id] = event
+        if len(_EVENT_CACHE) > _EVENT_CACHE_SIZE:
+            _EVENT_CACHE.popitem(last=False)
+        return event
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -140,3 +167,7 @@ class EventRow:
             "tags": self.tags,
             "createdAt": iso_from_seconds(self.created_at),
         }
+
+
+_EVENT_CACHE_SIZE = 20_000
+_EVENT_CACHE: OrderedDict[str, EventRow] = OrderedDict()

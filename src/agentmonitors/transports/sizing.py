@@ -78,6 +78,16 @@ def _finish(
     return reservation, text, more_deferred, shown
 
 
+def _preview_params(session_id: str, cap: int) -> dict[str, object]:
+    """Ask for about as many summaries as fit: a real block is rarely under 100 chars.
+
+    A session with a thousand unread events then costs the hook a few kilobytes,
+    not half a megabyte. Asking for too few is safe: the re-preview after the
+    reservation sees the rest and marks them deferred.
+    """
+    return {"sessionId": session_id, "limit": cap // 100 + 2}
+
+
 def reserve_sized(
     call: Call,
     session_id: str,
@@ -116,8 +126,14 @@ def reserve_sized(
 
     forced: int | None = None
     for attempt in range(1, MAX_RESERVE_ATTEMPTS + 1):
-        preview = _summaries(call("hook.preview", {"sessionId": session_id}))
-        reminder = _reminder(call("hook.previewReminder", {"sessionId": session_id}))
+        preview = _summaries(call("hook.preview", _preview_params(session_id, cap)))
+        # The reminder only matters as the footer of a body claim; with no settled
+        # events there is no body to size, so skip that round trip.
+        reminder = (
+            _reminder(call("hook.previewReminder", {"sessionId": session_id}))
+            if preview
+            else None
+        )
         budget = cap - len(footer(reminder, session_id, socket_path, packer))
         limit: int | None = None
         more_deferred = False
@@ -160,7 +176,7 @@ def reserve_sized(
         )
         if fits and not more_deferred:
             try:
-                again = _summaries(call("hook.preview", {"sessionId": session_id}))
+                again = _summaries(call("hook.preview", _preview_params(session_id, cap)))
             except Exception:
                 _release(call, reservation)
                 raise
