@@ -437,3 +437,26 @@ def test_daemon_killed_between_reserve_and_commit_redelivers(project: Project) -
     # the row is pending again and the recap shows it: nothing was lost.
     out, _ = project.start_session()
     assert "### notes (normal)" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_failed_stdout_write_releases_so_the_next_hook_delivers(project: Project) -> None:
+    project.start_session()
+    project.change()
+    payload = json.dumps(project.payload("UserPromptSubmit"))
+    # stdout closed: the write fails, so the reservation must be released at once
+    # (not left to lapse after 30 s) and nothing claimed.
+    done = subprocess.run(
+        ["sh", "-c", f'"{sys.executable}" -m agentmonitors hook deliver >&-'],
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert {event["deliveryState"] for event in project.events()} == {"unread"}
+    _, out, _ = deliver(project.payload("UserPromptSubmit"))
+    assert (
+        "Monitored changes are pending."
+        in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    )

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentmonitors.delivery.records import session_json
 from agentmonitors.runtime.clock import ms_from_iso
 from agentmonitors.runtime.explain_common import (
     SESSION_HINT,
@@ -17,25 +18,6 @@ from agentmonitors.runtime.explain_common import (
 from agentmonitors.store.records import iso_from_seconds
 
 # --------------------------------------------------------------------------- delivery
-
-
-def _session_json(row: sqlite3.Row) -> dict[str, Any]:
-    return {
-        "id": row["id"],
-        "adapter": row["adapter"],
-        "hostSessionId": row["host_session_id"],
-        "agentIdentity": row["agent_identity"],
-        "role": row["role"],
-        "workspacePath": row["workspace_path"],
-        "hookStatePath": row["hook_state_path"],
-        "status": row["status"],
-        "baselineAt": iso_from_seconds(row["baseline_at"]),
-        "lastActiveAt": iso_from_seconds(row["last_active_at"]),
-        "lastRecapAt": iso_from_seconds(row["last_recap_at"]),
-        "dormantAt": iso_from_seconds(row["dormant_at"]),
-        "createdAt": iso_from_seconds(row["created_at"]),
-        "updatedAt": iso_from_seconds(row["updated_at"]),
-    }
 
 
 def _delivery_state(row: sqlite3.Row) -> str:
@@ -134,7 +116,7 @@ def _read_delivery(ctx: _Context) -> _Delivery:
         }
         suppressed_by_interpret += int(interpret or 0)
     return _Delivery(
-        lead_sessions=[_session_json(row) for row in sessions],
+        lead_sessions=[session_json(row) for row in sessions],
         projections=[_projection_json(row) for row in rows],
         counts=counts,
         interpret_suppressed=suppressed_by_interpret,

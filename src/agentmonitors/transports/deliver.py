@@ -273,7 +273,7 @@ def deliver_to_session(
     try:
         sys.stdout.write(output)
         sys.stdout.flush()
-    except (OSError, ValueError) as error:
+    except Exception as error:  # a closed or broken stdout: nothing reached the host
         debug(f"write failed ({error}); releasing the reservation")
         ipc("hook.release", {"reservationId": reservation["reservationId"]})
         return False
