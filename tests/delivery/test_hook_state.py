@@ -113,3 +113,23 @@ def test_an_unwritable_hook_state_path_never_fails_the_claim(
     assert claim is not None
     assert world.claimed_ids(record["id"]) == set(world.unread_ids(record["id"]))
     assert "could not refresh the hook state" in caplog.text
+
+
+def test_end_of_tick_refresh_rewrites_only_when_the_state_changed(world: World) -> None:
+    session = world.session()
+    world.emit("normal")
+    world.service.refresh_all(world.workspace)
+    first = read_state(world, session)
+    world.advance(1_000)
+    world.service.refresh_all(world.workspace)  # nothing changed: file left alone
+    assert read_state(world, session) == first
+    world.emit("high")
+    world.advance(1_000)
+    world.service.refresh_all(world.workspace)
+    changed = read_state(world, session)
+    assert changed["unread"]["high"] == 1
+    assert changed["updatedAt"] != first["updatedAt"]
+    path = world.service.get_session(session)["hookStatePath"]
+    os.unlink(path)  # a regenerable cache: deleting it is allowed
+    world.service.refresh_all(world.workspace)
+    assert read_state(world, session)["unread"]["high"] == 1

@@ -10,6 +10,7 @@ is logged, never raised: the file is a cache and the claim already happened.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,6 +52,7 @@ class DeliveryService:
         # daemon defers it until after the reply, so a hook never waits on a file
         # nobody reads on its path.
         self.request_refresh: Callable[[str], None] = self.refresh_hook_state
+        self._hook_state_written: dict[str, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ sessions
 
@@ -235,7 +237,7 @@ class DeliveryService:
 
     # ------------------------------------------------------------------ hook-state files
 
-    def refresh_hook_state(self, session_id: str) -> None:
+    def refresh_hook_state(self, session_id: str, *, only_if_changed: bool = False) -> None:
         """Rewrite one session's hook-state file; failures are logged, never raised.
 
         Computed and written under the database lock, so files are written in the
@@ -249,7 +251,17 @@ class DeliveryService:
                     return
                 leased = self.reservations.leased(session_id)
                 view = SessionView.read(conn, session_id, leased, self.clock.now_ms())
-                write_private_json(str(path), hook_state(view))
+                state = hook_state(view)
+                # The end-of-tick refresh of every session rewrites a file only when
+                # what it says changed (or it is gone), not every second for a new
+                # timestamp; state changes (claims, acks, ...) always rewrite it.
+                comparable = {key: value for key, value in state.items() if key != "updatedAt"}
+                unchanged = self._hook_state_written.get(
+                    str(path)
+                ) == comparable and os.path.exists(str(path))
+                if not (only_if_changed and unchanged):
+                    write_private_json(str(path), state)
+                    self._hook_state_written[str(path)] = comparable
         except Exception:
             log.warning("could not refresh the hook state of session %s", session_id, exc_info=True)
 
@@ -262,4 +274,4 @@ class DeliveryService:
             log.warning("could not list the sessions of %s", workspace, exc_info=True)
             return
         for session_id in ids:
-            self.refresh_hook_state(session_id)
+            self.refresh_hook_state(session_id, only_if_changed=True)

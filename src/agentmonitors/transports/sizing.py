@@ -130,9 +130,7 @@ def reserve_sized(
         # The reminder only matters as the footer of a body claim; with no settled
         # events there is no body to size, so skip that round trip.
         reminder = (
-            _reminder(call("hook.previewReminder", {"sessionId": session_id}))
-            if preview
-            else None
+            _reminder(call("hook.previewReminder", {"sessionId": session_id})) if preview else None
         )
         budget = cap - len(footer(reminder, session_id, socket_path, packer))
         limit: int | None = None
