@@ -146,9 +146,12 @@ class DeliveryService:
         now = self.clock.now_ms()
         with self.db.write() as conn:
             session = sessions.get_session(conn, session_id)
-            sessions.touch_session(conn, session_id, now)
             leased = self.reservations.leased(session_id)
+            # Decide before touching the session: the touch is a write, and the
+            # unread rows read just before (by a preview) are reused only while
+            # nothing has been written.
             decision = decide(conn, session, checked, max_events, leased, now)
+            sessions.touch_session(conn, session_id, now)
             if decision is not None:
                 apply(conn, decision, now)
         if decision is None:
@@ -164,9 +167,12 @@ class DeliveryService:
         now = self.clock.now_ms()
         with self.db.write() as conn:
             session = sessions.get_session(conn, session_id)
-            sessions.touch_session(conn, session_id, now)
             leased = self.reservations.leased(session_id)
+            # Decide before touching the session: the touch is a write, and the
+            # unread rows read just before (by a preview) are reused only while
+            # nothing has been written.
             decision = decide(conn, session, checked, max_events, leased, now)
+            sessions.touch_session(conn, session_id, now)
             reservation_id = None if decision is None else self.reservations.add(decision)
         if decision is None or reservation_id is None:
             return None
