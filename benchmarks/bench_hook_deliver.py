@@ -33,22 +33,23 @@ def run(args: list[str], env: dict[str, str], stdin: str = "", cwd: str | None =
     return done.stdout
 
 
-def timed(env: dict[str, str], payload: str, rounds: int) -> tuple[list[float], str]:
-    samples = []
-    last = ""
+def once(argv: list[str], env: dict[str, str], stdin: str = "") -> tuple[float, str]:
+    begin = time.perf_counter()
+    done = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, check=False)
+    return (time.perf_counter() - begin) * 1000, done.stdout
+
+
+def interleaved(
+    cases: dict[str, tuple[list[str], str]], env: dict[str, str], rounds: int
+) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """Run every case once per round, so machine noise hits all of them alike."""
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    outputs: dict[str, str] = {}
     for _ in range(rounds):
-        start = time.perf_counter()
-        done = subprocess.run(
-            [SCRIPT, "hook", "deliver"],
-            input=payload,
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        samples.append((time.perf_counter() - start) * 1000)
-        last = done.stdout
-    return samples, last
+        for name, (argv, stdin) in cases.items():
+            elapsed, outputs[name] = once(argv, env, stdin)
+            samples[name].append(elapsed)
+    return samples, outputs
 
 
 def report(name: str, samples: list[float]) -> None:
@@ -143,37 +144,40 @@ def main() -> None:
             }
         )
 
-        def python_floor(code: str) -> list[float]:
-            samples = []
-            for _ in range(rounds):
-                begin = time.perf_counter()
-                subprocess.run([sys.executable, "-c", code], check=True, env=env)
-                samples.append((time.perf_counter() - begin) * 1000)
-            return samples
-
-        bare = python_floor("pass")
-        with_json = python_floor("import json, _socket")
-
-        idle, idle_out = timed(env, prompt, rounds)
-        assert idle_out == "", "nothing should be pending"
-
-        os.environ.update(XDG_DATA_HOME=env["XDG_DATA_HOME"], HOME=home)
-        seed_high_events(db_path, project, 1000)
-        busy, busy_out = timed(env, prompt, rounds)
-        assert "### bench (high)" in busy_out, "a high delivery should render"
-
+        deliver = [SCRIPT, "hook", "deliver"]
         plain_prompt = json.dumps(
             {"session_id": HOST, "hook_event_name": "UserPromptSubmit", "cwd": bare_dir}
         )
-        disabled, disabled_out = timed(env, plain_prompt, rounds)
-        assert disabled_out == ""
+        floors = {
+            "bare `python -c pass` (for scale)": ([sys.executable, "-c", "pass"], ""),
+            "`python -c 'import json, _socket'` (floor)": (
+                [sys.executable, "-c", "import json, _socket"],
+                "",
+            ),
+        }
+        idle_cases = {
+            **floors,
+            "directory not enabled": (deliver, plain_prompt),
+            "warm daemon, nothing pending": (deliver, prompt),
+        }
+        idle, idle_out = interleaved(idle_cases, env, rounds)
+        assert idle_out["warm daemon, nothing pending"] == "", "nothing should be pending"
+        assert idle_out["directory not enabled"] == ""
 
-        print(f"hook deliver, whole process, {rounds} rounds each (socket {status['socketPath']})")
-        report("bare `python -c pass` (for scale)", bare)
-        report("`python -c 'import json, _socket'` (the floor)", with_json)
-        report("warm daemon, nothing pending", idle)
-        report("warm daemon, 1,000 unread, high delivery", busy)
-        report("directory not enabled", disabled)
+        os.environ.update(XDG_DATA_HOME=env["XDG_DATA_HOME"], HOME=home)
+        seed_high_events(db_path, project, 1000)
+        busy_cases = {**floors, "warm daemon, 1,000 unread, high delivery": (deliver, prompt)}
+        busy, busy_out = interleaved(busy_cases, env, rounds)
+        assert "### bench (high)" in busy_out["warm daemon, 1,000 unread, high delivery"]
+
+        print(f"hook deliver, whole process, {rounds} interleaved rounds")
+        print(f"(socket {status['socketPath']})")
+        print("phase 1:")
+        for name, samples in idle.items():
+            report(name, samples)
+        print("phase 2 (after 1,000 settled high events were stored):")
+        for name, samples in busy.items():
+            report(name, samples)
         run([SCRIPT, "daemon", "stop"], env, cwd=project)
     finally:
         shutil.rmtree(base, ignore_errors=True)
