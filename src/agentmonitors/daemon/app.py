@@ -25,6 +25,8 @@ log = logging.getLogger("agentmonitors.daemon")
 
 BOOT_GRACE_MS = 10_000
 REAP_CHECK_S = 1.0
+REFRESH_QUIET_S = 0.2
+REFRESH_MAX_DELAY_S = 1.0
 # Sources whose changes arrive as file-system events between reconciles.
 HINTED_SOURCES: tuple[str, ...] = ("file-fingerprint",)
 
@@ -78,6 +80,8 @@ class Daemon:
         self.delivery = DeliveryService(self.db, self.clock)
         self.delivery.request_refresh = self._schedule_refresh
         self._refresh_pending: set[str] = set()
+        self._refresh_first_at = 0.0
+        self._refresh_handle: asyncio.TimerHandle | None = None
         self.runtime.after_tick.append(self._after_tick)
         self.runtime.after_tick.append(
             lambda definitions, result: self.delivery.refresh_all(options.workspace)
@@ -177,16 +181,29 @@ class Daemon:
     # ------------------------------------------------------------------ loop
 
     def _schedule_refresh(self, session_id: str) -> None:
-        """Refresh a session's hook-state file after the current reply has gone out."""
+        """Refresh a session's hook-state file once requests have paused.
+
+        The file is a cache for other tools, never read on the delivery path; writing
+        it right after each reply would make the next hook call of a quick sequence
+        (reserve, commit, the next prompt) wait for it. It is written after 200 ms
+        without requests, and never more than a second late.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not inside the loop (a direct call): do it now
+            self.delivery.refresh_hook_state(session_id)
+            return
+        now = loop.time()
         if not self._refresh_pending:
-            try:
-                asyncio.get_running_loop().call_soon(self._flush_refreshes)
-            except RuntimeError:  # not inside the loop (a direct call): do it now
-                self.delivery.refresh_hook_state(session_id)
-                return
+            self._refresh_first_at = now
         self._refresh_pending.add(session_id)
+        if self._refresh_handle is not None:
+            self._refresh_handle.cancel()
+        delay = min(REFRESH_QUIET_S, max(0.0, self._refresh_first_at + REFRESH_MAX_DELAY_S - now))
+        self._refresh_handle = loop.call_later(delay, self._flush_refreshes)
 
     def _flush_refreshes(self) -> None:
+        self._refresh_handle = None
         pending, self._refresh_pending = self._refresh_pending, set()
         for session_id in sorted(pending):
             self.delivery.refresh_hook_state(session_id)
@@ -285,6 +302,8 @@ class Daemon:
             serving.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await serving
+            if self._refresh_handle is not None:
+                self._refresh_handle.cancel()
             self._flush_refreshes()
             self.db.close()
         return 0
