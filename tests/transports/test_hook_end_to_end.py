@@ -460,3 +460,23 @@ def test_a_failed_stdout_write_releases_so_the_next_hook_delivers(project: Proje
         "Monitored changes are pending."
         in json.loads(out)["hookSpecificOutput"]["additionalContext"]
     )
+
+
+def test_hook_claim_prints_the_raw_delivery_claim(project: Project, run_cli: Run) -> None:
+    project.start_session()
+    session_id = project.session_id()
+    args = ("hook", "claim", "--session", session_id, "--socket", project.socket)
+    nothing = run_cli(*args, "--lifecycle", "turn-interruptible")
+    assert (nothing.code, nothing.out.strip()) == (0, "null")
+    text = run_cli(*args, "--lifecycle", "turn-interruptible", "--format", "text")
+    assert text.out.strip() == "No pending delivery."
+    project.change()
+    claim = run_cli(*args, "--lifecycle", "post-compact").json()
+    assert claim["sessionId"] == session_id
+    assert claim["mode"] == "recap"
+    assert "urgency" not in claim
+    assert claim["unreadCounts"] == {"low": 0, "normal": 1, "high": 0, "total": 1}
+    assert [event["monitorId"] for event in claim["events"]] == ["notes"]
+    assert claim["message"].startswith("Recap of recent AgentMon activity since your last recap:")
+    # Claimed, never acknowledged.
+    assert project.events()[0]["deliveryState"] == "claimed"
