@@ -45,7 +45,7 @@ def test_method_names(world: World) -> None:
         [
             "session.open", "session.close", "session.list", "events.list", "events.ack",
             "hook.claim", "hook.reserve", "hook.commit", "hook.release", "hook.preview",
-            "hook.previewReminder", "hook.diagnose",
+            "hook.previewReminder", "hook.diagnose", "hook.reserveRendered",
         ]
     )  # fmt: skip
 
@@ -125,3 +125,38 @@ def test_events_list_params(world: World, ipc: Ipc) -> None:
     assert [e["id"] for e in ipc("events.list", urgency="high")] == [second]
     assert "since" in ipc.error("events.list", since="yesterday")
     assert "urgency" in ipc.error("events.list", urgency="urgent")
+
+
+def test_reserve_rendered_sizes_reserves_and_renders_in_one_request(
+    world: World, ipc: Ipc
+) -> None:
+    assert ipc(
+        "hook.reserveRendered",
+        hostSessionId="nobody",
+        lifecycle="turn-interruptible",
+        socketPath="/s.sock",
+    ) == {"session": None}
+    session = world.session()
+    host = world.service.get_session(session)["hostSessionId"]
+    first = world.emit("high")
+    world.advance(SETTLE)
+    reply = ipc(
+        "hook.reserveRendered",
+        hostSessionId=host,
+        lifecycle="turn-interruptible",
+        socketPath="/s.sock",
+    )
+    assert reply["session"]["id"] == session
+    assert reply["shownEventIds"] == [first]
+    assert reply["moreDeferred"] is False
+    assert reply["text"].startswith("AgentMon: monitored changes are pending")
+    assert f"--event-ids {first}" in reply["text"]
+    claim = ipc("hook.commit", reservationId=reply["reservation"]["reservationId"])
+    assert [event["eventId"] for event in claim["events"]] == [first]
+    again = ipc(
+        "hook.reserveRendered",
+        hostSessionId=host,
+        lifecycle="turn-interruptible",
+        socketPath="/s.sock",
+    )
+    assert again["reservation"] is None and again["text"] == ""

@@ -40,6 +40,60 @@ def _guarded(handler: Callable[[dict[str, Any]], Any]) -> Handler:
     return run
 
 
+def reserve_rendered(
+    service: DeliveryService,
+    host_session_id: str,
+    lifecycle: str,
+    *,
+    socket_path: str,
+    packer: str = "hook",
+    cap: int | None = None,
+) -> dict[str, Any]:
+    """Find the session, size, reserve and render in one request.
+
+    The transport-side protocol (preview, reminder preview, reserve, re-check,
+    release and retry) runs here against the service directly, so a hook pays one
+    round trip instead of five; the transport still writes the text and then
+    commits, exactly as before. Nothing is re-decided: the same sizing code runs.
+    """
+    from agentmonitors.transports.sizing import reserve_sized
+    from agentmonitors.transports.text import MAX_ADDITIONAL_CONTEXT, MAX_CHANNEL_CONTENT
+
+    session = next(
+        (item for item in service.list_sessions() if item["hostSessionId"] == host_session_id),
+        None,
+    )
+    if session is None:
+        return {"session": None}
+
+    def local(method: str, request: dict[str, Any]) -> Any:
+        if method == "hook.preview":
+            return service.preview(request["sessionId"], request.get("limit"))
+        if method == "hook.previewReminder":
+            return {"reminder": service.preview_reminder(request["sessionId"])}
+        if method == "hook.reserve":
+            return service.reserve(
+                request["sessionId"], request["lifecycle"], request.get("maxEvents")
+            )
+        if method == "hook.release":
+            service.release(request["reservationId"])
+            return {"ok": True}
+        raise RequestError(f"unexpected call {method} while sizing")
+
+    limit = cap or (MAX_ADDITIONAL_CONTEXT if packer == "hook" else MAX_CHANNEL_CONTENT)
+    with service.one_instant():
+        reservation, text, more_deferred, shown = reserve_sized(
+            local, str(session["id"]), lifecycle, packer=packer, socket_path=socket_path, cap=limit
+        )
+    return {
+        "session": session,
+        "reservation": reservation,
+        "text": text,
+        "moreDeferred": more_deferred,
+        "shownEventIds": list(shown),
+    }
+
+
 def _since_ms(value: Any) -> int | None:
     """``since`` as an ISO-8601 timestamp, or epoch milliseconds."""
     if value is None:
@@ -101,9 +155,29 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
     def hook_preview_reminder(request: dict[str, Any]) -> Any:
         return {"reminder": service.preview_reminder(request["sessionId"])}
 
+    def hook_reserve_rendered(request: dict[str, Any]) -> Any:
+        return reserve_rendered(
+            service,
+            request["hostSessionId"],
+            request["lifecycle"],
+            socket_path=request["socketPath"],
+            packer=request.get("packer", "hook"),
+            cap=request.get("cap"),
+        )
+
     session_only = params(sessionId=(str, True))
     reservation = params(reservationId=(str, True))
     return {
+        "hook.reserveRendered": Method(
+            _guarded(hook_reserve_rendered),
+            params(
+                hostSessionId=(str, True),
+                lifecycle=_LIFECYCLE,
+                socketPath=(str, True),
+                packer=ParamSpec(type="str", choices=("hook", "channel")),
+                cap=ParamSpec(type="int", minimum=1),
+            ),
+        ),
         "session.open": Method(
             _guarded(session_open),
             params(

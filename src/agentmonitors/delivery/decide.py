@@ -39,11 +39,29 @@ class SessionView:
         default_factory=dict, compare=False, repr=False
     )
 
+    _batches: dict[int | None, HighBatch | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
     @classmethod
     def read(
         cls, conn: sqlite3.Connection, session_id: str, leased: frozenset[str], now_ms: int
     ) -> SessionView:
-        return cls(session_id, states.unread_rows(conn, session_id), leased, now_ms)
+        """The view at ``now_ms``; the same object while nothing was written in between.
+
+        A hook asks several questions of one instant (preview, reminder, reserve);
+        answering them from one view computes each band and batch once.
+        """
+        version = (conn.total_changes, conn.execute("PRAGMA data_version").fetchone()[0])
+        key = (id(conn), session_id, leased, now_ms, version)
+        cached = _LAST_VIEW.get(session_id)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        view = cls(session_id, states.unread_rows(conn, session_id), leased, now_ms)
+        if len(_LAST_VIEW) > 256:
+            _LAST_VIEW.clear()
+        _LAST_VIEW[session_id] = (key, view)
+        return view
 
     def unread_band(self, urgency: str) -> list[DeliveryRow]:
         if not self._bands:
@@ -80,6 +98,9 @@ class SessionView:
         return unread_counts(self.unread)
 
 
+_LAST_VIEW: dict[str, tuple[tuple[object, ...], SessionView]] = {}
+
+
 @dataclass(frozen=True)
 class Decision:
     session_id: str
@@ -103,6 +124,16 @@ def high_batch(
     conn: sqlite3.Connection, view: SessionView, max_events: int | None
 ) -> HighBatch | None:
     """The settled high rows a claim would surface, capped to ``max_events`` groups."""
+    if max_events in view._batches:
+        return view._batches[max_events]
+    batch = _high_batch(conn, view, max_events)
+    view._batches[max_events] = batch
+    return batch
+
+
+def _high_batch(
+    conn: sqlite3.Connection, view: SessionView, max_events: int | None
+) -> HighBatch | None:
     settled = view.settled_high()
     if not settled:
         return None

@@ -9,9 +9,10 @@ is logged, never raised: the file is a cache and the claim already happened.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from agentmonitors.delivery import sessions, states
@@ -28,7 +29,7 @@ from agentmonitors.delivery.records import (
     session_json,
 )
 from agentmonitors.delivery.reservations import ReservationRegistry
-from agentmonitors.runtime.clock import Clock, SystemClock
+from agentmonitors.runtime.clock import Clock, ManualClock, SystemClock
 from agentmonitors.store.database import Database
 from agentmonitors.transports.hook_input import default_hook_state_path
 
@@ -53,6 +54,21 @@ class DeliveryService:
         # nobody reads on its path.
         self.request_refresh: Callable[[str], None] = self.refresh_hook_state
         self._hook_state_written: dict[str, dict[str, Any]] = {}
+
+    @contextlib.contextmanager
+    def one_instant(self) -> Iterator[None]:
+        """Answer every question asked inside at the same ``now``.
+
+        A transport sizing a delivery asks for a preview, the reminder preview and a
+        reservation in quick succession; pinning the clock lets them share one view
+        of the session instead of recomputing it for a few milliseconds' difference.
+        """
+        real = self.clock
+        self.clock = ManualClock(real.now_ms())
+        try:
+            yield
+        finally:
+            self.clock = real
 
     # ------------------------------------------------------------------ sessions
 

@@ -204,61 +204,53 @@ def deliver_to_session(
     """Reserve, render, write, then commit (release when the write fails).
 
     Shared by ``hook deliver`` and ``session start``'s recap, so the two can never
-    disagree about what was shown and what was claimed.
+    disagree about what was shown and what was claimed. One request finds the
+    session and reserves a rendered delivery; a daemon too old for it gets the
+    step-by-step protocol instead.
     """
-    from agentmonitors.daemon.client import DaemonConnectionError, call
-    from agentmonitors.transports.heartbeat import write_heartbeat
+    from agentmonitors.daemon.client import (
+        DaemonConnectionError,
+        DaemonUnsupportedError,
+        call,
+    )
 
+    if debug is not _quiet:
+        # Diagnose before reserving, so the report shows what the reservation sees.
+        session = _find_session(socket, host_session_id, debug)
+        if session is None:
+            return False
+        _debug_diagnosis(socket, str(session["id"]), lifecycle, debug)
     try:
-        sessions = call(socket, "session.list", {})
+        reply = call(
+            socket,
+            "hook.reserveRendered",
+            {
+                "hostSessionId": host_session_id,
+                "lifecycle": lifecycle,
+                "socketPath": socket,
+                "packer": "hook",
+            },
+        )
     except DaemonConnectionError as error:
         debug(f"stopped: daemon unreachable ({error})")
         return False
-    session = next(
-        (
-            item
-            for item in sessions or []
-            if isinstance(item, dict) and item.get("hostSessionId") == host_session_id
-        ),
-        None,
-    )
+    except DaemonUnsupportedError:
+        debug("daemon predates hook.reserveRendered; using the step-by-step protocol")
+        reply = _reserve_step_by_step(socket, host_session_id, lifecycle, debug)
+        if reply is None:
+            return False
+    session = reply.get("session") if isinstance(reply, dict) else None
     if session is None:
-        from agentmonitors.transports.text import untrusted_field
-
-        sys.stderr.write(
-            "hook deliver: no session registered for host session id "
-            f"{untrusted_field(host_session_id)}\n"
-        )
+        _no_session(host_session_id)
         return False
     session_id = str(session["id"])
     debug(f"session {_field(session_id)} ({session.get('role', 'lead')}, {session.get('status')})")
-    write_heartbeat(
-        "hook",
-        host_session_id,
-        workspace=workspace,
-        socket_path=socket,
-        host_session_id=host_session_id,
-        session_id=session_id,
-    )
-    if debug is not _quiet:
-        _debug_diagnosis(socket, session_id, lifecycle, debug)
-
-    from agentmonitors.transports.sizing import reserve_sized
+    _heartbeat(socket, host_session_id, session_id, workspace, delivered=False)
+    reservation, text = reply.get("reservation"), reply.get("text") or ""
 
     def ipc(method: str, params: dict[str, Any]) -> Any:
         return call(socket, method, params)
 
-    from agentmonitors.transports.text import MAX_ADDITIONAL_CONTEXT
-
-    sized = reserve_sized(
-        ipc,
-        session_id,
-        lifecycle,
-        packer="hook",
-        socket_path=socket,
-        cap=MAX_ADDITIONAL_CONTEXT,
-    )
-    reservation, text = sized[0], sized[1]
     if reservation is None or not text:
         if reservation is not None:
             ipc("hook.release", {"reservationId": reservation["reservationId"]})
@@ -267,7 +259,7 @@ def deliver_to_session(
     claim = reservation.get("claim") or {}
     debug(
         f"claim: {claim.get('mode')} {claim.get('urgency', '')} with "
-        f"{len(claim.get('events') or [])} event(s); shown {list(sized[3])}"
+        f"{len(claim.get('events') or [])} event(s); shown {list(reply.get('shownEventIds') or [])}"
     )
     output = text if output_format == "text" else hook_json(event_name, text)
     try:
@@ -281,6 +273,15 @@ def deliver_to_session(
     debug(
         "emitted; commit " + ("landed" if committed is not None else "lapsed (rows stay pending)")
     )
+    _heartbeat(socket, host_session_id, session_id, workspace, delivered=True)
+    return True
+
+
+def _heartbeat(
+    socket: str, host_session_id: str, session_id: str, workspace: str, *, delivered: bool
+) -> None:
+    from agentmonitors.transports.heartbeat import write_heartbeat
+
     write_heartbeat(
         "hook",
         host_session_id,
@@ -288,9 +289,72 @@ def deliver_to_session(
         socket_path=socket,
         host_session_id=host_session_id,
         session_id=session_id,
-        delivered=True,
+        delivered=delivered,
     )
-    return True
+
+
+def _no_session(host_session_id: str) -> None:
+    from agentmonitors.transports.text import untrusted_field
+
+    sys.stderr.write(
+        "hook deliver: no session registered for host session id "
+        f"{untrusted_field(host_session_id)}\n"
+    )
+
+
+def _find_session(
+    socket: str, host_session_id: str, debug: Callable[[str], None]
+) -> dict[str, Any] | None:
+    from agentmonitors.daemon.client import DaemonConnectionError, call
+
+    try:
+        sessions = call(socket, "session.list", {})
+    except DaemonConnectionError as error:
+        debug(f"stopped: daemon unreachable ({error})")
+        return None
+    session = next(
+        (
+            item
+            for item in sessions or []
+            if isinstance(item, dict) and item.get("hostSessionId") == host_session_id
+        ),
+        None,
+    )
+    if session is None:
+        _no_session(host_session_id)
+    return session
+
+
+def _reserve_step_by_step(
+    socket: str, host_session_id: str, lifecycle: str, debug: Callable[[str], None]
+) -> dict[str, Any] | None:
+    """The reference protocol, over IPC: session.list, previews, reserve."""
+    from agentmonitors.daemon.client import call
+    from agentmonitors.transports.sizing import reserve_sized
+    from agentmonitors.transports.text import MAX_ADDITIONAL_CONTEXT
+
+    session = _find_session(socket, host_session_id, debug)
+    if session is None:
+        return None
+
+    def ipc(method: str, params: dict[str, Any]) -> Any:
+        return call(socket, method, params)
+
+    reservation, text, more_deferred, shown = reserve_sized(
+        ipc,
+        str(session["id"]),
+        lifecycle,
+        packer="hook",
+        socket_path=socket,
+        cap=MAX_ADDITIONAL_CONTEXT,
+    )
+    return {
+        "session": session,
+        "reservation": reservation,
+        "text": text,
+        "moreDeferred": more_deferred,
+        "shownEventIds": list(shown),
+    }
 
 
 def _debug_diagnosis(
