@@ -146,10 +146,12 @@ def _to_stderr(line: str) -> None:
 
 def deliver(payload: HookPayload, options: DeliverOptions, debug: Callable[[str], None]) -> bool:
     """Run the delivery steps; True when something was written to stdout."""
-    debug(
-        f"payload session_id={_field(payload.session_id)} "
-        f"hook_event_name={_field(payload.hook_event_name)} cwd={_field(payload.cwd)}"
-    )
+    debugging = debug is not _quiet
+    if debugging:  # formatting untrusted fields costs an import: only when asked
+        debug(
+            f"payload session_id={_field(payload.session_id)} "
+            f"hook_event_name={_field(payload.hook_event_name)} cwd={_field(payload.cwd)}"
+        )
     if payload.session_id is None:
         sys.stderr.write(W1 + "\n")
         return False
@@ -171,7 +173,8 @@ def deliver(payload: HookPayload, options: DeliverOptions, debug: Callable[[str]
     workspace = payload_workspace(payload)
     state = read_local_state(workspace)
     if not state.enabled:
-        debug(f"stopped: monitoring is not enabled in {_field(workspace)}")
+        if debugging:
+            debug(f"stopped: monitoring is not enabled in {_field(workspace)}")
         return False
     socket = options.socket or state.socket
     if socket is None:
@@ -244,7 +247,10 @@ def deliver_to_session(
         _no_session(host_session_id)
         return False
     session_id = str(session["id"])
-    debug(f"session {_field(session_id)} ({session.get('role', 'lead')}, {session.get('status')})")
+    if debug is not _quiet:
+        debug(
+            f"session {_field(session_id)} ({session.get('role', 'lead')}, {session.get('status')})"
+        )
     _heartbeat(socket, host_session_id, session_id, workspace, delivered=False)
     reservation, text = reply.get("reservation"), reply.get("text") or ""
 
