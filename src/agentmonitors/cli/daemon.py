@@ -29,9 +29,11 @@ def workspace_and_monitors(workspace_flag: str | None, monitors_dir: str | None)
 
 
 def _registry() -> Any:
-    from agentmonitors.sources.registry import bundled_registry
+    """The bundled sources plus installed plugins; a skipped plugin is a warning."""
+    from agentmonitors.cli.output import warn
+    from agentmonitors.sources.registry import load_registry
 
-    return bundled_registry()
+    return load_registry(warn)
 
 
 @click.group("daemon", help="The per-workspace daemon that runs monitors.")

@@ -20,7 +20,7 @@ from agentmonitors.monitor.scaffold import (
     scaffold_monitor,
 )
 from agentmonitors.monitor.validation import validate_scan
-from agentmonitors.sources.registry import bundled_registry
+from agentmonitors.sources.registry import load_registry
 from agentmonitors.workspace import (
     ENABLE_FILE_RELPATH,
     PROJECT_MONITORS_RELPATH,
@@ -31,7 +31,7 @@ from agentmonitors.workspace import (
 
 def _validate_new(result: ScaffoldResult) -> bool:
     """Validate the folder holding a freshly written monitor and print the verdict."""
-    report = validate_scan(scan_root(os.path.dirname(result.monitor_dir)), bundled_registry())
+    report = validate_scan(scan_root(os.path.dirname(result.monitor_dir)), load_registry())
     mine = [error for error in report.errors if result.file_path in error.paths]
     if mine:
         for error in mine:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from agentmonitors.cli.output import dump_json, report_error
+from agentmonitors.cli.output import dump_json, report_error, warn
 from agentmonitors.monitor.schema import generate_monitor_schema
-from agentmonitors.sources.registry import bundled_registry
+from agentmonitors.sources.registry import load_registry
 
 
 @click.group("schema", help="JSON Schema for MONITOR.md frontmatter.")
@@ -21,7 +21,7 @@ def command() -> None:
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead.")
 def generate(output: str | None) -> int:
-    text = dump_json(generate_monitor_schema(bundled_registry()))
+    text = dump_json(generate_monitor_schema(load_registry(warn)))
     if output is None:
         click.echo(text)
         return 0

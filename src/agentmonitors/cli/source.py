@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli.output import emit, format_option, resolve_format
+from agentmonitors.cli.output import emit, format_option, resolve_format, warn
 from agentmonitors.sources.base import Source
-from agentmonitors.sources.registry import bundled_registry
+from agentmonitors.sources.registry import load_registry
 
 
 def describe_source(source: Source, toon: bool) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def command() -> None:
 @format_option(("toon", "json", "text"), None)
 def list_sources(output_format: str | None) -> int:
     fmt = resolve_format(output_format)
-    sources = bundled_registry().list()
+    sources = load_registry(warn).list()
     entries = [describe_source(source, fmt == "toon") for source in sources]
     text_entries = [describe_source(source, False) for source in sources]
     emit(entries, fmt, lambda: sources_as_text(text_entries))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from agentmonitors.cli.output import display_path, dump_json, format_option, report_error
+from agentmonitors.cli.output import display_path, dump_json, format_option, report_error, warn
 from agentmonitors.monitor.discovery import scan_targets
 from agentmonitors.monitor.validation import ValidationReport, validate_scan
-from agentmonitors.sources.registry import bundled_registry
+from agentmonitors.sources.registry import load_registry
 from agentmonitors.workspace import resolve_workspace
 
 
@@ -71,7 +71,7 @@ def report_as_text(report: ValidationReport) -> str:
 def command(paths: tuple[str, ...], output_format: str) -> int:
     as_json = output_format == "json"
     targets = scan_targets(paths, resolve_workspace())
-    report = validate_scan(targets.scan, bundled_registry())
+    report = validate_scan(targets.scan, load_registry(warn))
     path_errors = [f'path "{path}" does not exist' for path in targets.missing]
     if path_errors and not targets.scan.roots:
         hint = "" if paths else " — create a monitor with `agentmonitors init <name>`"

@@ -12,6 +12,7 @@ from typing import Any
 from agentmonitors.delivery.projection import project_event
 from agentmonitors.runtime.diff import build_diff
 from agentmonitors.runtime.notify import Envelope
+from agentmonitors.runtime.shape import Shaped, shape_observation
 from agentmonitors.store.ids import new_id
 from agentmonitors.store.queries import insert_event, insert_snapshot, latest_snapshot
 from agentmonitors.store.records import EventRow
@@ -22,10 +23,20 @@ def event_row(
     workspace: str | None,
     event_id: str,
     diff_text: str | None,
+    shaped: Shaped | None = None,
 ) -> EventRow:
-    """The row for ``envelope`` (the field rules of the event contract)."""
+    """The row for ``envelope`` (the field rules of the event contract).
+
+    ``shaped`` is what Shape made of the observation; without it the observation's
+    own text and payload are used.
+    """
     monitor = envelope.monitor
     observation = envelope.observation
+    if shaped is None:
+        shaped = Shaped(observation.snapshot_text)
+    payload = shaped.payload if shaped.has_payload else None
+    if payload is None:
+        payload = observation.payload if observation.payload is not None else {}
     query_scope: dict[str, Any] = dict(observation.query_scope or {})
     if observation.change_kind is not None:
         query_scope["changeKind"] = observation.change_kind
@@ -42,9 +53,9 @@ def event_row(
             for text in (observation.summary, observation.body, observation.title)
             if text is not None
         ),
-        payload=observation.payload if observation.payload is not None else {},
+        payload=payload,
         snapshot_metadata=observation.snapshot if observation.snapshot is not None else {},
-        snapshot_text=observation.snapshot_text,
+        snapshot_text=shaped.snapshot_text,
         diff_text=diff_text,
         object_key=observation.object_key if observation.object_key is not None else monitor.id,
         baseline_strategy=monitor.baseline_strategy,
@@ -63,22 +74,25 @@ def _strategy(snapshot: Any) -> str | None:
 def materialize(
     conn: sqlite3.Connection, envelope: Envelope, workspace: str | None, now_ms: int
 ) -> EventRow:
-    """Write one event with its projections and snapshot, inside the caller's transaction."""
+    """Write one event with its projections and snapshot, inside the caller's transaction.
+
+    Shape runs here, at the envelope's ``observedAt``, with the definition captured
+    when it was observed; a failing jq transform fails this event only.
+    """
     observation = envelope.observation
-    object_key = (
-        observation.object_key if observation.object_key is not None else envelope.monitor.id
-    )
+    monitor = envelope.monitor
+    shaped = shape_observation(observation, envelope.observed_at_ms, monitor.shape, monitor.payload)
+    text = shaped.snapshot_text
+    object_key = observation.object_key if observation.object_key is not None else monitor.id
     previous = (
-        latest_snapshot(conn, workspace, envelope.monitor.id, object_key)
-        if observation.snapshot_text is not None
-        else None
+        latest_snapshot(conn, workspace, monitor.id, object_key) if text is not None else None
     )
     diff = (
-        build_diff(previous, observation.snapshot_text, _strategy(observation.snapshot))
-        if previous is not None and observation.snapshot_text is not None
+        build_diff(previous, text, _strategy(observation.snapshot))
+        if previous is not None and text is not None
         else None
     )
-    event = event_row(envelope, workspace, new_id(now_ms), diff)
+    event = event_row(envelope, workspace, new_id(now_ms), diff, shaped)
     insert_event(conn, event)
     project_event(conn, event, previous, now_ms)
     if event.snapshot_text is not None:

@@ -9,7 +9,9 @@ restart and a switch between implementations.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
 
 from agentmonitors.monitor.cron import cron_matches
 from agentmonitors.monitor.durations import duration_ms
@@ -17,7 +19,9 @@ from agentmonitors.monitor.model import (
     URGENCY_RANK,
     DebounceNotify,
     MonitorDefinition,
+    Payload,
     RollupNotify,
+    Shape,
     ThrottleNotify,
     UrgencyBand,
     UrgencyLevel,
@@ -25,6 +29,8 @@ from agentmonitors.monitor.model import (
 )
 from agentmonitors.runtime.clock import iso_from_ms, ms_from_iso
 from agentmonitors.sources.observation import Observation
+
+_Block = TypeVar("_Block", Shape, Payload)
 
 # Without an authored notify, high observations wait for things to settle.
 HIGH_DEFAULT = DebounceNotify.model_validate({"strategy": "debounce", "settle-for": "15s"})
@@ -47,6 +53,9 @@ class CapturedMonitor:
     band: UrgencyBand
     baseline_strategy: str
     tags: tuple[str, ...]
+    # The Shape inputs, so a held observation is shaped as it was authored.
+    shape: Shape | None = field(default=None, hash=False)
+    payload: Payload | None = field(default=None, hash=False)
 
     @classmethod
     def of(cls, monitor: MonitorDefinition) -> CapturedMonitor:
@@ -61,6 +70,8 @@ class CapturedMonitor:
             band=frontmatter.band,
             baseline_strategy=frontmatter.baseline_strategy,
             tags=tuple(frontmatter.tags or ()),
+            shape=frontmatter.shape,
+            payload=frontmatter.payload,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -73,6 +84,14 @@ class CapturedMonitor:
             frontmatter["name"] = self.name
         if self.tags:
             frontmatter["tags"] = list(self.tags)
+        if self.shape is not None:
+            frontmatter["shape"] = self.shape.model_dump(
+                mode="json", by_alias=True, exclude_none=True
+            )
+        if self.payload is not None:
+            frontmatter["payload"] = self.payload.model_dump(
+                mode="json", by_alias=True, exclude_none=True
+            )
         return {
             "id": self.id,
             "displayName": self.display_name,
@@ -105,7 +124,19 @@ class CapturedMonitor:
             band=band,
             baseline_strategy=strategy if strategy in ("net", "incremental") else "net",
             tags=tuple(str(tag) for tag in tags) if isinstance(tags, list) else (),
+            shape=_authored(Shape, frontmatter.get("shape")),
+            payload=_authored(Payload, frontmatter.get("payload")),
         )
+
+
+def _authored(model: type[_Block], data: Any) -> _Block | None:
+    """A stored shape/payload block, or None when absent or no longer valid."""
+    if data is None:
+        return None
+    try:
+        return model.model_validate(data)
+    except ValidationError:
+        return None
 
 
 @dataclass(frozen=True)

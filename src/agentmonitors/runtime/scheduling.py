@@ -1,15 +1,25 @@
-"""When a monitor is due, and how long an erroring monitor waits before its next try."""
+"""When a monitor is due, and how long an erroring monitor waits before its next try.
+
+A ``schedule`` monitor is due in a minute its cron fires in (standard cron semantics via
+cronsim, read in its time zone) unless it already ran in that minute. Fire times are
+computed as real instants, so daylight-saving days behave like Debian cron: a fixed-time
+job in a skipped hour runs when the hour resumes (``30 2 * * *`` at 03:00 on the
+spring-forward day), a fixed-time job in a repeated hour runs once (its first pass),
+and a wildcard-hour job runs in both passes. A missed minute is never replayed.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from agentmonitors.monitor.cron import cron_matches, timezone_is_valid
+from agentmonitors.monitor.cron import timezone_is_valid
 from agentmonitors.monitor.durations import duration_ms
 
 DEFAULT_INTERVAL_MS = 30_000
 API_POLL_INTERVAL_MS = 300_000
+# The reference's gap between two schedule runs; the runtime now guards by minute.
 SCHEDULE_MIN_GAP_MS = 60_000
 # An erroring monitor is retried after 5 s, 10 s, 20 s ... up to 5 minutes.
 BACKOFF_BASE_MS = 5_000
@@ -19,6 +29,8 @@ BACKOFF_MAX_MS = 300_000
 @dataclass(frozen=True)
 class Schedule:
     due: bool
+    # How long after ``last_observation_at_ms`` (or now, before the first observation)
+    # the monitor is next due; the tick reports that instant as ``nextDueAt``.
     next_poll_ms: int
     error: str | None = None
 
@@ -34,24 +46,80 @@ def interval_ms(source_name: str, config: dict[str, Any]) -> int:
 def schedule_for(
     source_name: str, config: dict[str, Any], last_observation_at_ms: int | None, now_ms: int
 ) -> Schedule:
-    elapsed = now_ms - (last_observation_at_ms or 0)
     if source_name == "schedule":
-        timezone = config.get("timezone", "UTC")
-        cron = config.get("cron")
-        if not isinstance(timezone, str) or not timezone_is_valid(timezone):
-            return Schedule(False, 60_000, f'"{timezone}" is not a valid IANA time zone name')
-        if not isinstance(cron, str):
-            return Schedule(False, 60_000)
-        try:
-            matches = cron_matches(cron, now_ms, timezone)
-        except ValueError as error:
-            return Schedule(False, 60_000, str(error))
-        return Schedule(matches and elapsed >= SCHEDULE_MIN_GAP_MS, 60_000 - now_ms % 60_000)
+        return _schedule_for_cron(config, last_observation_at_ms, now_ms)
+    elapsed = now_ms - (last_observation_at_ms or 0)
     try:
         every = interval_ms(source_name, config)
     except ValueError as error:
         return Schedule(False, DEFAULT_INTERVAL_MS, str(error))
     return Schedule(elapsed >= every, every)
+
+
+def _schedule_for_cron(
+    config: dict[str, Any], last_observation_at_ms: int | None, now_ms: int
+) -> Schedule:
+    timezone = config.get("timezone", "UTC")
+    cron = config.get("cron")
+    if not isinstance(timezone, str) or not timezone_is_valid(timezone):
+        return Schedule(False, 60_000, f'"{timezone}" is not a valid IANA time zone name')
+    if not isinstance(cron, str):
+        return Schedule(False, 60_000)
+    minute = now_ms - now_ms % 60_000
+    try:
+        fires_now = cron_fires_in_minute(cron, timezone, now_ms)
+        # The first fire after this minute's start: this minute's own was either
+        # taken below or does not exist.
+        upcoming = next_cron_fire_ms(cron, timezone, minute)
+    except ValueError as error:
+        return Schedule(False, 60_000, str(error))
+    # One run per matching minute: the guard is the minute, not a 60 s gap, so ticks
+    # that drift across minute boundaries never skip a matching minute.
+    if fires_now and (last_observation_at_ms is None or last_observation_at_ms < minute):
+        return Schedule(True, 60_000 if upcoming is None else upcoming - now_ms)
+    base = last_observation_at_ms if last_observation_at_ms is not None else now_ms
+    if upcoming is None:  # the expression never fires again (e.g. 30 February)
+        return Schedule(False, 60_000)
+    return Schedule(False, max(upcoming - base, 0))
+
+
+def next_cron_fire_ms(expression: str, timezone: str, after_ms: int) -> int | None:
+    """The first instant strictly after ``after_ms`` at which ``expression`` fires.
+
+    ``None`` when it never fires again; ``ValueError`` for an unknown zone or a
+    malformed expression.
+    """
+    from zoneinfo import ZoneInfo
+
+    from cronsim import CronSim, CronSimError
+
+    if not timezone_is_valid(timezone):
+        raise ValueError(f'"{timezone}" is not a valid IANA time zone name')
+    # From the instant, so the start carries the right UTC offset (fold) in a
+    # repeated hour.
+    start = datetime.fromtimestamp(after_ms // 1000, tz=ZoneInfo(timezone))
+    try:
+        fires = CronSim(" ".join(expression.split()), start)
+    except (CronSimError, ValueError) as error:
+        raise ValueError(f'"{expression}" is not a valid cron expression: {error}') from error
+    # cronsim walks fixed-time expressions in wall time, so in a repeated hour it can
+    # hand back the first pass of a wall time the start already lies beyond: skip it.
+    for _ in range(8):
+        try:
+            fire = next(fires)
+        except StopIteration:
+            return None
+        fire_ms = int(fire.timestamp()) * 1000
+        if fire_ms > after_ms:
+            return fire_ms
+    return None
+
+
+def cron_fires_in_minute(expression: str, timezone: str, now_ms: int) -> bool:
+    """Whether ``expression`` fires in the minute (of real time) holding ``now_ms``."""
+    minute = now_ms - now_ms % 60_000
+    upcoming = next_cron_fire_ms(expression, timezone, minute - 1)
+    return upcoming is not None and upcoming < minute + 60_000
 
 
 def backoff_ms(consecutive_failures: int) -> int:

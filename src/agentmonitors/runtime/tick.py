@@ -20,6 +20,7 @@ from agentmonitors.runtime.definitions import DefinitionCache, Definitions, Prob
 from agentmonitors.runtime.materialize import materialize
 from agentmonitors.runtime.notify import CapturedMonitor, dispatch, envelope_for, rollup
 from agentmonitors.runtime.scheduling import backoff_ms, schedule_for
+from agentmonitors.runtime.shape import passes_gate
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
 from agentmonitors.store import queries
@@ -183,10 +184,15 @@ class Runtime:
         result: TickResult,
     ) -> None:
         captured = CapturedMonitor.of(monitor)
-        envelopes = [envelope_for(captured, item, now) for item in outcome.observations]
+        # The CEL gate runs before Pace: a gated-out observation counts as observed
+        # but touches no notify state and makes no event.
+        passed = [
+            item for item in outcome.observations if passes_gate(monitor.frontmatter.payload, item)
+        ]
+        envelopes = [envelope_for(captured, item, now) for item in passed]
         notify_state = dict(state.notify_state) if state is not None else {}
         paced = dispatch(monitor.frontmatter.notify, captured, envelopes, now, notify_state)
-        observed, emitted = len(envelopes), len(paced.emitted)
+        observed, emitted = len(outcome.observations), len(paced.emitted)
         next_source_state = (
             outcome.next_state
             if outcome.has_next_state

@@ -1,19 +1,52 @@
-"""command-poll: a command's output or exit code, run without a shell."""
+"""command-poll: a command's output or exit code, run without a shell.
+
+Spec 04 §5. Each ``observe`` runs the command once (see :mod:`command_exec`) and
+compares the result with the last *successful* one kept in ``next_state``. A run that
+cannot start, times out or dies of a foreign signal is a health signal, not an error:
+the stored result is kept, ``health`` turns ``failing`` and ``Command failing: <key>``
+is emitted on the ok→failing edge only; the next success emits ``Command recovered:
+<key>`` and then, if the output differs from the pre-failure result, the change.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PlainValidator, ValidationInfo, WithJsonSchema, field_validator
+from pydantic import (
+    Field,
+    PlainValidator,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
 
+from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.monitor.fields import Duration, Timeout, fail
+from agentmonitors.monitor.issues import issues_from_pydantic
 from agentmonitors.sources.base import ClosedBlock, ModelSource, SourceConfig
 from agentmonitors.sources.change_detection import (
     ClosedCollection,
     require_json_diff,
     validate_ignore_paths,
 )
+from agentmonitors.sources.collections_diff import (
+    canonical_json,
+    collection_items,
+    collection_observations,
+    display_object_key,
+)
+from agentmonitors.sources.command_exec import (
+    STDERR_TAIL_CHARS,
+    CommandFailure,
+    CommandResult,
+    run_command,
+)
+from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult
+from agentmonitors.sources.redact import redact_text
 
 SCAFFOLD_DEFAULT_COMMAND = ("git", "ls-remote", "origin", "refs/heads/main")
 ARGV_MESSAGE = (
@@ -109,3 +142,205 @@ class CommandPollSource(ModelSource):
                 "polling the upstream main branch is what you want"
             ]
         return []
+
+    async def observe(
+        self, config: Mapping[str, Any], context: ObservationContext
+    ) -> ObservationResult:
+        try:
+            parsed = self.parse_config(config)
+        except ValidationError as error:
+            problems = "; ".join(
+                issue.render("scope") for issue in issues_from_pydantic(error, dict(config))
+            )
+            raise ValueError(f"Invalid command-poll config: {problems}") from None
+        assert isinstance(parsed, CommandPollConfig)
+        detection = parsed.change_detection or CommandChangeDetection()
+        object_key = parsed.key or " ".join(parsed.command)
+        previous = _previous_state(context.previous_state)
+        outcome = await run_command(
+            parsed.command,
+            cwd=resolve_cwd(parsed.cwd, context.workspace_path),
+            env=parsed.env,
+            timeout_ms=duration_ms(parsed.timeout),
+        )
+        shown = display_object_key(object_key)
+        extra = {"command": object_key}
+
+        if isinstance(outcome, CommandFailure):
+            # Values handed to the command through env are never stored, even when
+            # it echoes them to stderr.
+            secrets = list((parsed.env or {}).values())
+            state: dict[str, Any] = {
+                "stdout": previous["stdout"] if previous else "",
+                "exitCode": previous["exitCode"] if previous else 0,
+                "truncated": previous["truncated"] if previous else False,
+                "health": "failing",
+                "baselined": previous["baselined"] if previous else False,
+            }
+            if previous is not None and isinstance(previous.get("keyedSnapshot"), Mapping):
+                state["keyedSnapshot"] = previous["keyedSnapshot"]
+            observations = []
+            if previous is None or previous["health"] != "failing":
+                observations.append(
+                    _health(
+                        f"Command failing: {shown}",
+                        object_key,
+                        {
+                            "command": list(parsed.command),
+                            "error": redact_text(outcome.error, secrets),
+                            "stderrTail": redact_text(outcome.stderr_tail, secrets)[
+                                -STDERR_TAIL_CHARS:
+                            ],
+                        },
+                    )
+                )
+            return ObservationResult(observations=observations, next_state=state)
+
+        assert isinstance(outcome, CommandResult)
+        observations = []
+        if previous is not None and previous["health"] == "failing":
+            observations.append(
+                _health(
+                    f"Command recovered: {shown}", object_key, {"command": list(parsed.command)}
+                )
+            )
+        baselined = previous is not None and previous["baselined"] is True
+        state = {
+            "stdout": outcome.stdout,
+            "exitCode": outcome.exit_code,
+            "truncated": outcome.truncated,
+            "health": "ok",
+            "baselined": True,
+        }
+        collection = detection.collection
+        if collection is not None:
+            try:
+                document = json.loads(outcome.stdout, parse_constant=_reject_constant)
+            except ValueError as error:
+                raise ValueError(
+                    f"command-poll output of {shown} is not JSON, so change-detection."
+                    f"collection cannot read it: {error}"
+                ) from None
+            items = collection_items(document, collection)
+            prior = previous.get("keyedSnapshot") if previous is not None and baselined else None
+            observations.extend(
+                collection_observations(
+                    prior if isinstance(prior, Mapping) else None,
+                    items,
+                    scope_key=object_key,
+                    payload={"command": list(parsed.command)},
+                    query_scope=extra,
+                )
+            )
+            state["keyedSnapshot"] = items
+            return ObservationResult(observations=observations, next_state=state)
+
+        if (
+            previous is not None
+            and baselined
+            and _changed(detection.strategy, detection.ignore_paths or [], previous, outcome)
+        ):
+            title = f"Command output changed: {shown}"
+            observations.append(
+                Observation(
+                    title=title,
+                    summary=title,
+                    payload={
+                        "command": list(parsed.command),
+                        "exitCode": outcome.exit_code,
+                        "strategy": detection.strategy,
+                        "stdout": outcome.stdout,
+                        "truncated": outcome.truncated,
+                    },
+                    snapshot_text=outcome.stdout,
+                    snapshot={
+                        "command": list(parsed.command),
+                        "exitCode": outcome.exit_code,
+                        "stdoutLength": len(outcome.stdout),
+                        "strategy": detection.strategy,
+                    },
+                    object_key=object_key,
+                    query_scope=extra,
+                    change_kind="modified",
+                )
+            )
+        return ObservationResult(observations=observations, next_state=state)
+
+
+def resolve_cwd(cwd: str | None, workspace_path: str | None) -> str | None:
+    """The child's working folder (spec 04 §5 ``cwd``); None means the daemon's own."""
+    if cwd is None or cwd == "":
+        return workspace_path or None
+    if os.path.isabs(cwd) or not workspace_path:
+        return cwd
+    return os.path.normpath(os.path.join(workspace_path, cwd))
+
+
+def _health(title: str, object_key: str, payload: dict[str, Any]) -> Observation:
+    return Observation(
+        title=title,
+        summary=title,
+        payload=payload,
+        object_key=object_key,
+        query_scope={"command": object_key},
+        change_kind="modified",
+    )
+
+
+def _previous_state(state: Any) -> dict[str, Any] | None:
+    """The stored state, or None unless all five typed fields are present and valid."""
+    if not isinstance(state, Mapping):
+        return None
+    exit_code = state.get("exitCode")
+    if (
+        not isinstance(state.get("stdout"), str)
+        or isinstance(exit_code, bool)
+        or not isinstance(exit_code, int | float)
+        or not isinstance(state.get("truncated"), bool)
+        or state.get("health") not in ("ok", "failing")
+        or not isinstance(state.get("baselined"), bool)
+    ):
+        return None
+    return dict(state)
+
+
+def _changed(
+    strategy: str, ignore_paths: list[str], previous: Mapping[str, Any], current: CommandResult
+) -> bool:
+    if strategy == "exit-code":
+        return bool(previous["exitCode"] != current.exit_code)
+    if strategy == "json-diff":
+        before = _canonical_json(previous["stdout"], ignore_paths)
+        after = _canonical_json(current.stdout, ignore_paths)
+        if before is not None and after is not None:
+            return before != after
+    return bool(previous["stdout"] != current.stdout)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _canonical_json(text: str, ignore_paths: list[str]) -> str | None:
+    """A key-sorted compact rendering of ``text`` minus ``ignore_paths``; None if not JSON."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except ValueError:
+        return None
+    for path in ignore_paths:
+        _remove_path(value, path)
+    return canonical_json(value)
+
+
+def _remove_path(value: Any, path: str) -> None:
+    """Delete ``$.a.b`` / ``a.b`` from ``value`` in place; a missing key is a no-op."""
+    body = path[2:] if path.startswith("$.") else path
+    if body in ("", "$"):
+        return
+    *parents, last = body.split(".")
+    for segment in parents:
+        if not isinstance(value, dict) or segment not in value:
+            return
+        value = value[segment]
+    if isinstance(value, dict):
+        value.pop(last, None)

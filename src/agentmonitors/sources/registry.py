@@ -1,6 +1,22 @@
-"""The registry of bundled sources, in their canonical order."""
+"""The source registry: the five bundled sources, then any installed plugins.
+
+A third-party source is an installed distribution that declares an entry point in
+the ``agentmonitors.sources`` group. The entry point names either a source object or
+a zero-argument factory (a class, a function) that returns one. Plugins load after
+the bundled sources, ordered by distribution name then entry-point name. A plugin
+that fails to load, is not a usable source, or reuses a name already registered is
+reported and skipped, never fatal, and never displaces a bundled source.
+"""
 
 from __future__ import annotations
+
+import inspect
+import logging
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 from agentmonitors.sources.api_poll import ApiPollSource
 from agentmonitors.sources.base import SourceRegistry
@@ -9,6 +25,10 @@ from agentmonitors.sources.file_fingerprint import FileFingerprintSource
 from agentmonitors.sources.incoming_changes import IncomingChangesSource
 from agentmonitors.sources.schedule import ScheduleSource
 
+log = logging.getLogger("agentmonitors.sources")
+
+ENTRY_POINT_GROUP = "agentmonitors.sources"
+
 BUNDLED_SOURCE_NAMES = (
     "file-fingerprint",
     "api-poll",
@@ -16,6 +36,8 @@ BUNDLED_SOURCE_NAMES = (
     "schedule",
     "incoming-changes",
 )
+
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 def bundled_registry() -> SourceRegistry:
@@ -29,4 +51,108 @@ def bundled_registry() -> SourceRegistry:
         IncomingChangesSource(),
     ):
         registry.register(source)
+    return registry
+
+
+@dataclass(frozen=True)
+class PluginProblem:
+    """A plugin entry point that was skipped, and why."""
+
+    entry_point: str
+    value: str
+    message: str
+
+    def __str__(self) -> str:
+        return f'Source plugin "{self.entry_point}" ({self.value}) skipped: {self.message}'
+
+
+def plugin_entry_points() -> list[EntryPoint]:
+    """The installed ``agentmonitors.sources`` entry points, in a stable order.
+
+    Sorted by distribution name, then entry-point name: the order a directory lists
+    its distributions in is not stable across machines, and this order decides which
+    of two plugins claiming one name wins.
+    """
+
+    def order(point: EntryPoint) -> tuple[str, str]:
+        dist = point.dist
+        name = dist.metadata["Name"] if dist is not None else None
+        return (str(name or "").lower().replace("_", "-"), point.name)
+
+    return sorted(entry_points(group=ENTRY_POINT_GROUP), key=order)
+
+
+def _instantiate(loaded: Any) -> Any:
+    """The source an entry point names: the object itself, or what its factory returns."""
+    if inspect.isclass(loaded):
+        return loaded()
+    if callable(getattr(loaded, "observe", None)) and hasattr(loaded, "name"):
+        return loaded
+    if callable(loaded):
+        return loaded()
+    return loaded
+
+
+def source_problem(source: Any) -> str | None:
+    """Why ``source`` cannot be registered, or None when it looks like a usable source."""
+    name = getattr(source, "name", None)
+    if not isinstance(name, str) or not _NAME.match(name):
+        return f"its name must be a kebab-case string, got {name!r}"
+    if not callable(getattr(source, "observe", None)):
+        return f'source "{name}" has no observe() method'
+    if not isinstance(getattr(source, "description", ""), str):
+        return f'source "{name}" has a description that is not a string'
+    schema = source.scope_schema if hasattr(source, "scope_schema") else None
+    if not isinstance(schema, Mapping):
+        return f'source "{name}" has no scope_schema mapping'
+    from jsonschema import Draft7Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft7Validator.check_schema(dict(schema))
+    except SchemaError as error:
+        return f'source "{name}" has an invalid scope_schema: {error.message}'
+    return None
+
+
+def register_plugins(
+    registry: SourceRegistry,
+    points: Iterable[EntryPoint] | None = None,
+) -> list[PluginProblem]:
+    """Register every plugin source ``registry`` can take; the problems of the rest."""
+    problems: list[PluginProblem] = []
+    for point in plugin_entry_points() if points is None else points:
+
+        def skip(message: str, point: EntryPoint = point) -> None:
+            problems.append(PluginProblem(point.name, point.value, message))
+
+        try:
+            source = _instantiate(point.load())
+            problem = source_problem(source)
+        except Exception as error:
+            skip(f"failed to load: {type(error).__name__}: {error}")
+            continue
+        if problem is not None:
+            skip(problem)
+            continue
+        try:
+            registry.register(source)
+        except ValueError as error:
+            skip(str(error))
+    return problems
+
+
+def load_registry(
+    on_problem: Callable[[str], None] | None = None,
+    points: Iterable[EntryPoint] | None = None,
+) -> SourceRegistry:
+    """The bundled sources plus every installed plugin source.
+
+    Each skipped plugin is passed to ``on_problem`` as one line (default: logged as
+    a warning).
+    """
+    registry = bundled_registry()
+    report = on_problem if on_problem is not None else log.warning
+    for problem in register_plugins(registry, points):
+        report(str(problem))
     return registry

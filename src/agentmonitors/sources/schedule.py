@@ -1,15 +1,24 @@
-"""schedule: fires whenever a cron expression matches, in a time zone."""
+"""schedule: fires whenever a cron expression matches, in a time zone.
+
+The runtime decides *when* a schedule monitor is due (``runtime/scheduling.py``: the
+cron fires in the current minute, read in ``timezone``, and the monitor has not run in
+that minute; a missed minute is never replayed). ``observe`` only reports the trigger:
+every call yields exactly one observation, stamped with the runtime's clock.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import Field, PlainValidator, WithJsonSchema
+from pydantic import Field, PlainValidator, ValidationError, WithJsonSchema
 
 from agentmonitors.monitor.cron import timezone_is_valid
 from agentmonitors.monitor.fields import CronExpression, fail, require_str
+from agentmonitors.monitor.issues import issues_from_pydantic
+from agentmonitors.runtime.clock import iso_from_ms
 from agentmonitors.sources.base import ModelSource, SourceConfig
+from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult
 
 
 def _scope_timezone(value: Any) -> str:
@@ -51,3 +60,31 @@ class ScheduleSource(ModelSource):
                 "it fires (the cron is checked every minute)"
             ]
         return []
+
+    async def observe(
+        self, config: Mapping[str, Any], context: ObservationContext
+    ) -> ObservationResult:
+        """One trigger observation; the config is re-checked (the tick does not validate)."""
+        try:
+            parsed = self.parse_config(config)
+        except ValidationError as error:
+            problems = "; ".join(
+                issue.render("scope") for issue in issues_from_pydantic(error, dict(config))
+            )
+            raise ValueError(f"Invalid schedule config: {problems}") from None
+        assert isinstance(parsed, ScheduleConfig)
+        return ObservationResult([trigger_observation(parsed, context.now_ms)])
+
+
+def trigger_observation(config: ScheduleConfig, now_ms: int) -> Observation:
+    """The observation of one trigger (spec 04 §7): raw facts, ``now`` only in the snapshot."""
+    cron, timezone = config.cron, config.timezone
+    title = config.label if config.label else f"Scheduled trigger: {cron}"
+    return Observation(
+        title=title,
+        summary=title,
+        payload={"cron": cron, "timezone": timezone},
+        snapshot={"cron": cron, "timezone": timezone, "triggeredAt": iso_from_ms(now_ms)},
+        object_key=cron,
+        query_scope={"cron": cron, "timezone": timezone},
+    )

@@ -1,0 +1,231 @@
+"""One bounded HTTP request: a single deadline, a body cap, and redacted errors.
+
+:func:`fetch` sends one request through an ``httpx2.AsyncClient`` (see
+:func:`open_client`) and returns the status, the decoded body and the Content-Type.
+
+* **One deadline** covers connect, headers and the whole body: a server that answers
+  slowly, or trickles its body, fails with ``<label> request to <url> timed out after
+  <ms>ms`` whichever phase it was in.
+* **Body cap** (:data:`MAX_RESPONSE_BYTES`): a declared ``Content-Length`` over the cap
+  is refused before reading; the streamed count is the authority (a missing or lying
+  Content-Length cannot get past it). Nothing is ever truncated and kept.
+* ``read_body=False`` never reads the body (status-code monitors): no cap applies.
+* Every failure is a :class:`FetchError` whose message names the URL in its display
+  form (no userinfo, query or fragment) and has known secrets masked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import errno
+import logging
+import os
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from agentmonitors.sources.redact import display_url, redact_text, url_secrets
+
+if TYPE_CHECKING:
+    import httpx2
+
+MAX_RESPONSE_BYTES: Final = 10 * 1024 * 1024
+# The HTTP stack's own loggers: httpx2 logs every request's full URL at INFO.
+HTTP_LOGGERS: Final = (
+    "httpx2",
+    "httpcore2.connection",
+    "httpcore2.http11",
+    "httpcore2.http2",
+    "httpcore2.proxy",
+    "httpcore2.socks",
+)
+
+
+class FetchError(Exception):
+    """A request that failed; the message is safe to store, log and show."""
+
+
+@dataclass(frozen=True)
+class FetchedResponse:
+    status: int
+    body: str
+    content_type: str | None
+    # Bytes of the body as received (0 when it was not read).
+    size: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+class _RedactingFilter(logging.Filter):
+    """Rewrites the HTTP stack's log records with credentials masked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+        # Secrets of the requests in flight, counted (two monitors may share a token).
+        self.active: Counter[str] = Counter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        with self.lock:
+            secrets = list(self.active)
+        message = record.getMessage()
+        redacted = redact_text(message, secrets)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+    @contextmanager
+    def masking(self, secrets: list[str]) -> Iterator[None]:
+        with self.lock:
+            self.active.update(secrets)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.active.subtract(secrets)
+                self.active += Counter()  # drop the zero counts
+
+
+_LOG_FILTER = _RedactingFilter()
+
+
+def _install_log_filter() -> None:
+    for name in HTTP_LOGGERS:
+        logger = logging.getLogger(name)
+        if _LOG_FILTER not in logger.filters:
+            logger.addFilter(_LOG_FILTER)
+
+
+def open_client(timeout_ms: int) -> httpx2.AsyncClient:
+    """A client for a batch of :func:`fetch` calls; use it as ``async with``.
+
+    Redirects are followed (httpx drops ``Authorization`` on a cross-origin hop). The
+    HTTP stack's loggers get a filter that masks credentials in what they log.
+    """
+    import httpx2
+
+    _install_log_filter()
+
+    return httpx2.AsyncClient(
+        follow_redirects=True,
+        # Our own deadline is the authority; the transport's is a backstop.
+        timeout=httpx2.Timeout(timeout_ms / 1000 + 1),
+    )
+
+
+async def fetch(
+    client: httpx2.AsyncClient,
+    url: str,
+    *,
+    method: str = "GET",
+    headers: Mapping[str, str] | None = None,
+    timeout_ms: int,
+    read_body: bool = True,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+    secrets: Iterable[str] = (),
+    label: str = "api-poll",
+) -> FetchedResponse:
+    """One request under one ``timeout_ms`` deadline and the ``max_bytes`` cap."""
+    import httpx2
+
+    shown = display_url(url)
+    known = [*secrets, *url_secrets(url)]
+    try:
+        with _LOG_FILTER.masking(known):
+            async with asyncio.timeout(timeout_ms / 1000):
+                return await _send(
+                    client, url, method, dict(headers or {}), read_body, max_bytes, shown, label
+                )
+    except TimeoutError:
+        raise FetchError(f"{label} request to {shown} timed out after {timeout_ms}ms") from None
+    except httpx2.TimeoutException:
+        raise FetchError(f"{label} request to {shown} timed out after {timeout_ms}ms") from None
+    except (httpx2.InvalidURL, httpx2.UnsupportedProtocol) as error:
+        detail = redact_text(_describe(error), known)
+        raise FetchError(f"{label} cannot request {shown}: {detail}") from None
+    except httpx2.RequestError as error:
+        detail = redact_text(_describe(error), known)
+        raise FetchError(f"{label} request to {shown} failed: {detail}") from None
+    except UnicodeError as error:
+        detail = redact_text(_describe(error), known)
+        raise FetchError(f"{label} cannot send the request to {shown}: {detail}") from None
+
+
+async def _send(
+    client: httpx2.AsyncClient,
+    url: str,
+    method: str,
+    headers: dict[str, str],
+    read_body: bool,
+    max_bytes: int,
+    shown: str,
+    label: str,
+) -> FetchedResponse:
+    async with client.stream(method, url, headers=headers) as response:
+        content_type = response.headers.get("content-type")
+        if not read_body:
+            return FetchedResponse(response.status_code, "", content_type)
+        declared = _content_length(response.headers.get("content-length"))
+        if declared is not None and declared > max_bytes:
+            raise FetchError(
+                f"{label} response from {shown} declares Content-Length {declared} bytes, "
+                f"exceeding the {max_bytes}-byte cap"
+            )
+        chunks: list[bytes] = []
+        total = 0
+        async for chunk in response.aiter_bytes():
+            total += len(chunk)
+            if total > max_bytes:
+                raise FetchError(
+                    f"{label} response from {shown} streamed {total} bytes, "
+                    f"exceeding the {max_bytes}-byte cap"
+                )
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        return FetchedResponse(
+            response.status_code,
+            data.decode(_encoding(response.charset_encoding), errors="replace"),
+            content_type,
+            total,
+        )
+
+
+def _content_length(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value.split(",")[0].strip())
+    except ValueError:
+        return None
+
+
+def _encoding(declared: str | None) -> str:
+    if declared:
+        try:
+            return codecs.lookup(declared).name
+        except LookupError:
+            pass
+    return "utf-8"
+
+
+def _describe(error: BaseException) -> str:
+    """The error with its root causes, for a message that says what really failed."""
+    parts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        text = str(current).strip() or type(current).__name__
+        code = current.errno if isinstance(current, OSError) else None
+        if isinstance(code, int) and code > 0 and os.strerror(code) not in text:
+            text += f" ({errno.errorcode.get(code, code)}: {os.strerror(code)})"
+        if text not in parts:
+            parts.append(text)
+        current = current.__cause__ or current.__context__
+    return ": ".join(parts)
