@@ -220,18 +220,11 @@ def _foreground(options: Any) -> int:
 def _detach(options: Any, log_path: str | None) -> int:
     from agentmonitors.daemon.client import DaemonError, call, ping
     from agentmonitors.paths import workspace_log_path
-    from agentmonitors.store.database import prepare_private_directory
 
     if ping(options.socket_path):
         return report_error(_already_running(options.socket_path), False)
     log_file = os.path.abspath(log_path) if log_path else workspace_log_path(options.workspace)
-    prepare_private_directory(os.path.dirname(log_file))
     argv = [
-        sys.executable,
-        "-m",
-        "agentmonitors",
-        "daemon",
-        "run",
         str(options.monitors_dir),
         "--workspace",
         options.workspace,
@@ -242,24 +235,9 @@ def _detach(options: Any, log_path: str | None) -> int:
         "--reap-after-ms",
         str(options.reap_after_ms),
     ]
-    env = {**os.environ, "AGENTMONITORS_DB": options.db_path}
-    fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        # posix_spawn in a new session: the daemon outlives this command, and no
-        # Popen object is left to complain that its child is still running.
-        pid = os.posix_spawn(
-            sys.executable,
-            argv,
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, fd, 1),
-                (os.POSIX_SPAWN_DUP2, fd, 2),
-            ],
-            setsid=True,
-        )
-    finally:
-        os.close(fd)
+    from agentmonitors.daemon.spawn import spawn_daemon
+
+    pid = spawn_daemon(argv, {**os.environ, "AGENTMONITORS_DB": options.db_path}, log_file)
     deadline = time.monotonic() + DETACH_WAIT_S
     failure = f"Daemon failed to start within {int(DETACH_WAIT_S)}s; see {log_file}"
     while time.monotonic() < deadline:

@@ -10,11 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.monitor.fields import Duration, Timeout, fail, require_str
-from agentmonitors.monitor.issues import issues_from_pydantic
 from agentmonitors.sources.base import ModelSource, OpenBlock, SourceConfig
 from agentmonitors.sources.change_detection import Collection, require_json_diff
 from agentmonitors.sources.collections_diff import (
@@ -207,13 +206,7 @@ class ApiPollSource(ModelSource):
         token variable, a transport failure, a timeout, an oversized body or a non-2xx
         answer under a body strategy; the runtime then keeps the stored baseline.
         """
-        try:
-            parsed = self.parse_config(config)
-        except ValidationError as error:
-            problems = "; ".join(
-                issue.render("scope") for issue in issues_from_pydantic(error, dict(config))
-            )
-            raise ValueError(f"Invalid api-poll config: {problems}") from None
+        parsed = self.checked_config(config)
         assert isinstance(parsed, ApiPollConfig)
         request = _request_for(parsed)
         detection = parsed.change_detection

@@ -137,6 +137,19 @@ class ModelSource:
         """The typed config; raises pydantic's ``ValidationError`` when it is invalid."""
         return self.config_model.model_validate(dict(config))
 
+    def checked_config(self, config: Mapping[str, Any]) -> SourceConfig:
+        """The typed config for ``observe``; ``ValueError`` naming every problem.
+
+        The tick does not validate, so each source re-checks its config here.
+        """
+        try:
+            return self.parse_config(config)
+        except ValidationError as error:
+            problems = "; ".join(
+                issue.render("scope") for issue in issues_from_pydantic(error, dict(config))
+            )
+            raise ValueError(f"Invalid {self.name} config: {problems}") from None
+
     def config_warnings(self, config: Mapping[str, Any]) -> list[str]:
         """Advice about a valid config (never affects validity). None by default."""
         del config

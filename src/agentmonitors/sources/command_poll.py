@@ -18,7 +18,6 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     Field,
     PlainValidator,
-    ValidationError,
     ValidationInfo,
     WithJsonSchema,
     field_validator,
@@ -26,7 +25,6 @@ from pydantic import (
 
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.monitor.fields import Duration, Timeout, fail
-from agentmonitors.monitor.issues import issues_from_pydantic
 from agentmonitors.sources.base import ClosedBlock, ModelSource, SourceConfig
 from agentmonitors.sources.change_detection import (
     ClosedCollection,
@@ -146,13 +144,7 @@ class CommandPollSource(ModelSource):
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
     ) -> ObservationResult:
-        try:
-            parsed = self.parse_config(config)
-        except ValidationError as error:
-            problems = "; ".join(
-                issue.render("scope") for issue in issues_from_pydantic(error, dict(config))
-            )
-            raise ValueError(f"Invalid command-poll config: {problems}") from None
+        parsed = self.checked_config(config)
         assert isinstance(parsed, CommandPollConfig)
         detection = parsed.change_detection or CommandChangeDetection()
         object_key = parsed.key or " ".join(parsed.command)

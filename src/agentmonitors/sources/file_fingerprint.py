@@ -21,10 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from agentmonitors.monitor.fields import Duration, GlobPatterns, OptionalGlobPatterns
-from agentmonitors.monitor.issues import issues_from_pydantic
 from agentmonitors.sources.base import ModelSource, SourceConfig
 from agentmonitors.sources.file_globs import (
     compile_patterns,
@@ -99,13 +98,7 @@ class FileFingerprintSource(ModelSource):
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
     ) -> ObservationResult:
-        try:
-            parsed = self.parse_config(config)
-        except ValidationError as error:
-            problems = "; ".join(
-                issue.render("scope") for issue in issues_from_pydantic(error, dict(config))
-            )
-            raise ValueError(f"Invalid file-fingerprint config: {problems}") from None
+        parsed = self.checked_config(config)
         assert isinstance(parsed, FileFingerprintConfig)
         return await asyncio.to_thread(self._reconcile, parsed, context)
 

@@ -31,10 +31,9 @@ import asyncio
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import Field, PlainValidator, ValidationError, WithJsonSchema
+from pydantic import Field, PlainValidator, WithJsonSchema
 
 from agentmonitors.monitor.fields import Duration, fail, require_str
-from agentmonitors.monitor.issues import issues_from_pydantic
 from agentmonitors.sources import git_refs
 from agentmonitors.sources.base import ModelSource, SourceConfig
 from agentmonitors.sources.file_globs import resolve_base
@@ -99,13 +98,7 @@ class IncomingChangesSource(ModelSource):
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
     ) -> ObservationResult:
-        try:
-            parsed = self.parse_config(config)
-        except ValidationError as error:
-            problems = "; ".join(
-                issue.render("scope") for issue in issues_from_pydantic(error, dict(config))
-            )
-            raise ValueError(f"Invalid incoming-changes config: {problems}") from None
+        parsed = self.checked_config(config)
         assert isinstance(parsed, IncomingChangesConfig)
         repo = resolve_base(parsed.cwd, context.workspace_path)
         try:

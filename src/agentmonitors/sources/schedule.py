@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import Field, PlainValidator, ValidationError, WithJsonSchema
+from pydantic import Field, PlainValidator, WithJsonSchema
 
 from agentmonitors.monitor.cron import timezone_is_valid
 from agentmonitors.monitor.fields import CronExpression, fail, require_str
-from agentmonitors.monitor.issues import issues_from_pydantic
 from agentmonitors.runtime.clock import iso_from_ms
 from agentmonitors.sources.base import ModelSource, SourceConfig
 from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult
@@ -65,13 +64,7 @@ class ScheduleSource(ModelSource):
         self, config: Mapping[str, Any], context: ObservationContext
     ) -> ObservationResult:
         """One trigger observation; the config is re-checked (the tick does not validate)."""
-        try:
-            parsed = self.parse_config(config)
-        except ValidationError as error:
-            problems = "; ".join(
-                issue.render("scope") for issue in issues_from_pydantic(error, dict(config))
-            )
-            raise ValueError(f"Invalid schedule config: {problems}") from None
+        parsed = self.checked_config(config)
         assert isinstance(parsed, ScheduleConfig)
         return ObservationResult([trigger_observation(parsed, context.now_ms)])
 

@@ -143,14 +143,9 @@ def session_start(payload: HookPayload) -> int:
 def _boot(workspace: str, socket: str, db: str, reap_after_ms: int) -> bool:
     """Start a detached daemon for ``workspace`` and wait until it answers."""
     from agentmonitors.daemon.client import ping
-    from agentmonitors.paths import prepare_private_dir, workspace_log_path
+    from agentmonitors.paths import workspace_log_path
 
     argv = [
-        sys.executable,
-        "-m",
-        "agentmonitors",
-        "daemon",
-        "run",
         os.path.join(workspace, ".claude", "monitors"),
         "--workspace",
         workspace,
@@ -161,26 +156,10 @@ def _boot(workspace: str, socket: str, db: str, reap_after_ms: int) -> bool:
         "--reap-after-ms",
         str(reap_after_ms),
     ]
+    from agentmonitors.daemon.spawn import spawn_daemon
+
     env = {**os.environ, "AGENTMONITORS_DB": db, "AGENTMONITORS_SOCKET": socket}
-    log_path = workspace_log_path(workspace)
-    prepare_private_dir(os.path.dirname(log_path))
-    # Output goes to the workspace's daemon.log (not to the hook's pipes, which Claude
-    # Code waits on), so a failed boot can be diagnosed afterwards.
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        pid = os.posix_spawn(
-            sys.executable,
-            argv,
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, log_fd, 1),
-                (os.POSIX_SPAWN_DUP2, log_fd, 2),
-            ],
-            setsid=True,
-        )
-    finally:
-        os.close(log_fd)
+    pid = spawn_daemon(argv, env, workspace_log_path(workspace))
     deadline = time.monotonic() + BOOT_WAIT_S
     while time.monotonic() < deadline:
         if ping(socket, timeout_s=0.5):
