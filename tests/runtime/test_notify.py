@@ -209,6 +209,34 @@ def test_rollup_honours_its_time_zone() -> None:
     assert titles(dispatch(config, monitor(), [], nine_new_york, held.state).emitted) == ["a"]
 
 
+@pytest.mark.parametrize(
+    ("window", "fires_at", "silent_at"),
+    [
+        # Fall back: 01:30 happens twice; a fixed-time window flushes on the first pass only.
+        ("30 1 * * *", ["2026-11-01T05:30:00"], ["2026-11-01T06:30:00"]),
+        # Spring forward: 02:30 never happens; the window flushes when the hour resumes.
+        ("30 2 * * *", ["2027-03-14T07:00:00"], ["2027-03-14T06:30:00", "2027-03-14T07:30:00"]),
+    ],
+)
+def test_rollup_windows_on_daylight_saving_days(
+    window: str, fires_at: list[str], silent_at: list[str]
+) -> None:
+    config = RollupNotify.model_validate(
+        {"strategy": "rollup", "window": window, "timezone": "America/New_York"}
+    )
+
+    def at(text: str) -> int:
+        return int(datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp() * 1000)
+
+    for moment in silent_at:
+        held = dispatch(config, monitor(), [env("a", at(moment))], at(moment), {})
+        assert held.emitted == [], moment
+    for moment in fires_at:
+        held = dispatch(config, monitor(), [env("a", at(moment) - 60_000)], at(moment) - 60_000, {})
+        flushed = dispatch(config, monitor(), [], at(moment), held.state)
+        assert titles(flushed.emitted) == ["a"], moment
+
+
 def test_switching_to_rollup_drops_a_pending_debounce() -> None:
     held = dispatch(debounce("1m"), monitor(), [env("a", START)], START, {})
     config = RollupNotify.model_validate({"strategy": "rollup", "window": "0 3 * * *"})

@@ -6,12 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agentmonitors.runtime.scheduling import (
-    Schedule,
-    cron_fires_in_minute,
-    next_cron_fire_ms,
-    schedule_for,
-)
+from agentmonitors.monitor.cron import cron_fires_in_minute, next_cron_fire_ms
+from agentmonitors.runtime.scheduling import Schedule, schedule_for
 
 
 def ms(text: str) -> int:

@@ -302,6 +302,22 @@ def _api_poll_summary(state: Any) -> str | None:
     return f"  HTTP {status}{size}"
 
 
+def _command_poll_summary(state: Any) -> str | None:
+    """``  Exit code <n> (<bytes> bytes of output)``, so a command that fails shows."""
+    if not isinstance(state, dict) or state.get("health") != "ok":
+        return None
+    code = state.get("exitCode")
+    stdout = state.get("stdout")
+    if not isinstance(code, int) or isinstance(code, bool) or not isinstance(stdout, str):
+        return None
+    size = len(stdout.encode("utf-8"))
+    note = " (output truncated)" if state.get("truncated") is True else ""
+    return f"  Exit code {code} ({size} bytes of output){note}"
+
+
+_BASELINE_SUMMARIES = {"api-poll": _api_poll_summary, "command-poll": _command_poll_summary}
+
+
 def _merged(*lists: list[str]) -> list[str]:
     seen: list[str] = []
     for items in lists:
@@ -454,7 +470,8 @@ def test_monitor(path: str, output_format: str) -> int:
             f'\nBaseline established. The "{source.name}" source requires a prior baseline'
             " before it can detect changes."
         )
-        summary = _api_poll_summary(baseline_state) if source.name == "api-poll" else None
+        summarize = _BASELINE_SUMMARIES.get(source.name)
+        summary = summarize(baseline_state) if summarize is not None else None
         if summary is not None:
             click.echo(summary)
         click.echo("Running a second observation to demonstrate change detection...\n")

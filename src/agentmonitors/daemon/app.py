@@ -161,6 +161,7 @@ class Daemon:
         if workspace != self.options.workspace:
             raise RequestError(f"this daemon serves {self.options.workspace}, not {workspace}")
         result = await self.runtime.tick()
+        self._report(result)
         return result.to_json()
 
     async def _m_explain(self, request: dict[str, Any]) -> Any:
@@ -315,6 +316,10 @@ class Daemon:
             log.debug("tick failed", exc_info=True)
             self.out(f"AgentMon runtime tick failed: {error}")
             return
+        self._report(result)
+
+    def _report(self, result: TickResult) -> None:
+        """Log what a tick emitted or what failed, from the loop or asked for over IPC."""
         # A broken monitor errors on every tick; say so when it starts or changes,
         # not once a second in the log.
         errored = {(item["monitorId"], item["message"]) for item in result.errored_observations}

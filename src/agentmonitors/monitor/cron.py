@@ -46,24 +46,43 @@ def cron_problem(expression: str) -> str | None:
     return None
 
 
-def cron_matches(expression: str, now_ms: int, timezone: str = "UTC") -> bool:
-    """Whether ``expression`` fires in the minute holding ``now_ms`` (wall time in ``timezone``).
+def next_cron_fire_ms(expression: str, timezone: str, after_ms: int) -> int | None:
+    """The first instant strictly after ``after_ms`` at which ``expression`` fires.
 
-    ``ValueError`` for an unknown zone or a malformed expression, so the caller can
-    report the monitor instead of silently never firing.
+    Fire times are real instants, so daylight-saving days behave like Debian cron: a
+    fixed-time job in a skipped hour runs when the hour resumes, one in a repeated hour
+    runs once (its first pass), a wildcard-hour job runs in both passes. ``None`` when
+    it never fires again; ``ValueError`` for an unknown zone or a malformed expression,
+    so the caller can report the monitor instead of silently never firing.
     """
-    from datetime import timedelta
     from zoneinfo import ZoneInfo
 
     from cronsim import CronSim, CronSimError
 
     if not timezone_is_valid(timezone):
         raise ValueError(f'"{timezone}" is not a valid IANA time zone name')
-    minute = datetime.fromtimestamp((now_ms // 60_000) * 60, tz=ZoneInfo(timezone))
+    # From the instant, so the start carries the right UTC offset (fold) in a
+    # repeated hour.
+    start = datetime.fromtimestamp(after_ms // 1000, tz=ZoneInfo(timezone))
     try:
-        # The first match strictly after the previous second is this minute itself
-        # exactly when the expression matches it.
-        upcoming = next(CronSim(" ".join(expression.split()), minute - timedelta(seconds=1)))
-    except (CronSimError, StopIteration) as error:
+        fires = CronSim(" ".join(expression.split()), start)
+    except (CronSimError, ValueError) as error:
         raise ValueError(f'"{expression}" is not a valid cron expression: {error}') from error
-    return upcoming == minute
+    # cronsim walks fixed-time expressions in wall time, so in a repeated hour it can
+    # hand back the first pass of a wall time the start already lies beyond: skip it.
+    for _ in range(8):
+        try:
+            fire = next(fires)
+        except StopIteration:
+            return None
+        fire_ms = int(fire.timestamp()) * 1000
+        if fire_ms > after_ms:
+            return fire_ms
+    return None
+
+
+def cron_fires_in_minute(expression: str, timezone: str, now_ms: int) -> bool:
+    """Whether ``expression`` fires in the minute (of real time) holding ``now_ms``."""
+    minute = now_ms - now_ms % 60_000
+    upcoming = next_cron_fire_ms(expression, timezone, minute - 1)
+    return upcoming is not None and upcoming < minute + 60_000

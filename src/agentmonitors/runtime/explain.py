@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from agentmonitors.monitor.cron import next_cron_fire_ms
 from agentmonitors.monitor.discovery import project_monitors_dir
 from agentmonitors.monitor.model import MonitorDefinition
 from agentmonitors.monitor.parse import monitor_id_for
@@ -37,7 +38,6 @@ from agentmonitors.runtime.explain_common import (
     _Context,
     _event_total,
     _every,
-    _next_cron_ms,
     _plural,
     _stage,
 )
@@ -47,7 +47,6 @@ from agentmonitors.runtime.explain_delivery import (
 )
 from agentmonitors.runtime.notify import pending_count
 from agentmonitors.runtime.scheduling import (
-    SCHEDULE_MIN_GAP_MS,
     interval_ms,
     schedule_for,
 )
@@ -167,9 +166,12 @@ def _scheduling(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
         cadence = f"cron '{cron}' ({timezone})"
         details.update(cron=cron, timezone=timezone)
         if not schedule.due and isinstance(cron, str) and isinstance(timezone, str):
-            earliest = now if last is None else max(now, last + SCHEDULE_MIN_GAP_MS)
-            found = _next_cron_ms(cron, timezone, earliest)
-            next_due = None if found is None else max(found, now)
+            # Not due: this minute's fire (if any) is taken, so the next one lies
+            # after the minute's start, exactly as the tick computes it.
+            try:
+                next_due = next_cron_fire_ms(cron, timezone, now - now % 60_000)
+            except ValueError:
+                next_due = None
     else:
         every = interval_ms(monitor.source_name, config)
         cadence = _every(every)
@@ -315,7 +317,7 @@ def _notify(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
     if isinstance(rollup, dict) and held:
         window = authored.get("window") if authored else None
         timezone = (authored.get("timezone") if authored else None) or "UTC"
-        fires = _next_cron_ms(window, timezone, now + 1) if isinstance(window, str) else None
+        fires = _window_fire_ms(window, timezone, now) if isinstance(window, str) else None
         details = {**base, "kind": "rollup", "observations": held, "window": window}
         details["nextWindowAt"] = None if fires is None else iso_from_ms(fires)
         when = f" (next at {iso_from_ms(fires)})" if fires is not None else ""
@@ -497,3 +499,11 @@ def render_explain_text(report: Mapping[str, Any]) -> str:
         label = labels.get(verdict["stage"], verdict["stage"])
         lines.append(f"Verdict: {verdict['status']} at {label} - {verdict['reason']}")
     return "\n".join(lines)
+
+
+def _window_fire_ms(window: str, timezone: str, now: int) -> int | None:
+    """The rollup window's next firing: this minute's if it matches, else the next one."""
+    try:
+        return next_cron_fire_ms(window, timezone, now - now % 60_000 - 1)
+    except ValueError:
+        return None

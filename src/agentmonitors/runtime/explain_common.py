@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.monitor.model import MonitorDefinition
@@ -54,21 +53,6 @@ def _every(ms: int) -> str:
         if ms >= size and ms % size == 0:
             return f"every {ms // size}{unit}"
     return f"every {ms} ms"
-
-
-def _next_cron_ms(expression: str, timezone: str, not_before_ms: int) -> int | None:
-    """Start of the first minute at or after ``not_before_ms``'s minute the cron matches."""
-    from zoneinfo import ZoneInfo
-
-    from cronsim import CronSim
-
-    try:
-        zone = ZoneInfo(timezone)
-        minute = datetime.fromtimestamp((not_before_ms // 60_000) * 60, tz=zone)
-        upcoming = next(CronSim(" ".join(expression.split()), minute - timedelta(seconds=1)))
-    except Exception:
-        return None
-    return int(upcoming.timestamp() * 1000)
 
 
 # --------------------------------------------------------------------------- context

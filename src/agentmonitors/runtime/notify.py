@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from agentmonitors.monitor.cron import cron_matches
+from agentmonitors.monitor.cron import cron_fires_in_minute
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.monitor.model import (
     URGENCY_RANK,
@@ -277,7 +277,7 @@ def rollup(
     accumulated = _held(state, "pendingRollup", fallback, now_ms) + envelopes
     minute = now_ms // 60_000
     fires = (
-        cron_matches(config.window, now_ms, config.timezone or "UTC")
+        cron_fires_in_minute(config.window, config.timezone or "UTC", now_ms)
         and state.get("rollupLastFiredMinute") != minute
     )
     if fires:

@@ -11,16 +11,13 @@ and a wildcard-hour job runs in both passes. A missed minute is never replayed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from agentmonitors.monitor.cron import timezone_is_valid
+from agentmonitors.monitor.cron import cron_fires_in_minute, next_cron_fire_ms, timezone_is_valid
 from agentmonitors.monitor.durations import duration_ms
 
 DEFAULT_INTERVAL_MS = 30_000
 API_POLL_INTERVAL_MS = 300_000
-# The reference's gap between two schedule runs; the runtime now guards by minute.
-SCHEDULE_MIN_GAP_MS = 60_000
 # An erroring monitor is retried after 5 s, 10 s, 20 s ... up to 5 minutes.
 BACKOFF_BASE_MS = 5_000
 BACKOFF_MAX_MS = 300_000
@@ -81,45 +78,6 @@ def _schedule_for_cron(
     if upcoming is None:  # the expression never fires again (e.g. 30 February)
         return Schedule(False, 60_000)
     return Schedule(False, max(upcoming - base, 0))
-
-
-def next_cron_fire_ms(expression: str, timezone: str, after_ms: int) -> int | None:
-    """The first instant strictly after ``after_ms`` at which ``expression`` fires.
-
-    ``None`` when it never fires again; ``ValueError`` for an unknown zone or a
-    malformed expression.
-    """
-    from zoneinfo import ZoneInfo
-
-    from cronsim import CronSim, CronSimError
-
-    if not timezone_is_valid(timezone):
-        raise ValueError(f'"{timezone}" is not a valid IANA time zone name')
-    # From the instant, so the start carries the right UTC offset (fold) in a
-    # repeated hour.
-    start = datetime.fromtimestamp(after_ms // 1000, tz=ZoneInfo(timezone))
-    try:
-        fires = CronSim(" ".join(expression.split()), start)
-    except (CronSimError, ValueError) as error:
-        raise ValueError(f'"{expression}" is not a valid cron expression: {error}') from error
-    # cronsim walks fixed-time expressions in wall time, so in a repeated hour it can
-    # hand back the first pass of a wall time the start already lies beyond: skip it.
-    for _ in range(8):
-        try:
-            fire = next(fires)
-        except StopIteration:
-            return None
-        fire_ms = int(fire.timestamp()) * 1000
-        if fire_ms > after_ms:
-            return fire_ms
-    return None
-
-
-def cron_fires_in_minute(expression: str, timezone: str, now_ms: int) -> bool:
-    """Whether ``expression`` fires in the minute (of real time) holding ``now_ms``."""
-    minute = now_ms - now_ms % 60_000
-    upcoming = next_cron_fire_ms(expression, timezone, minute - 1)
-    return upcoming is not None and upcoming < minute + 60_000
 
 
 def backoff_ms(consecutive_failures: int) -> int:

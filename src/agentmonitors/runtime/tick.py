@@ -77,6 +77,10 @@ class Runtime:
         self.after_tick: list[Callable[[Definitions, TickResult], None]] = []
         self.last_definitions = Definitions((), ())
         self._known: dict[str, str] = {}
+        # One tick at a time: a `daemon.tick` request arriving while the loop's own
+        # tick awaits a source must not observe the same state twice (a change would
+        # then be reported twice and the later state write would win).
+        self._tick_lock: asyncio.Lock | None = None
 
     # ------------------------------------------------------------------ tick
 
@@ -90,6 +94,12 @@ class Runtime:
         ``force_sources`` does the same for every monitor of those sources (a daemon
         that just started reconciles what changed while it was down).
         """
+        if self._tick_lock is None:
+            self._tick_lock = asyncio.Lock()
+        async with self._tick_lock:
+            return await self._tick(force, force_sources)
+
+    async def _tick(self, force: Iterable[str], force_sources: Iterable[str]) -> TickResult:
         now = self.clock.now_ms()
         forced = set(force)
         forced_sources = set(force_sources)
