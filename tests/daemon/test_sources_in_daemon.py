@@ -9,127 +9,24 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentmonitors.daemon.client import call, ping
-from agentmonitors.paths import resolve_db_path, resolve_socket_path
 from tests.conftest import CliResult
+from tests.daemon.clocked import ClockedDaemon, ms
 from tests.fixtures.example_source.install import install_example
 
 pytestmark = pytest.mark.slow
 
-LAUNCHER = Path(__file__).with_name("clocked_daemon.py")
-REPO_ROOT = Path(__file__).resolve().parents[2]
-START_MS = 1_796_120_400_000  # 2026-12-01T10:20:00Z
 
 Run = Callable[..., CliResult]
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"condition not met within {timeout}s")
-
-
-def ms(iso: str) -> int:
-    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
-
-
-class ClockedDaemon:
-    """A daemon process over ``root`` whose clock is whatever the test last set."""
-
-    def __init__(self, root: Path, clock_file: Path) -> None:
-        self.root = root
-        self.clock_file = clock_file
-        self.socket = resolve_socket_path(str(root))
-        self.db = resolve_db_path(str(root))
-        self.process: subprocess.Popen[str] | None = None
-        self.now_ms = START_MS
-        self.seen = 0
-        self.set_time(START_MS)
-
-    def set_time(self, now_ms: int) -> None:
-        self.now_ms = now_ms
-        # Replace, never truncate: the daemon may read between the two.
-        scratch = self.clock_file.with_suffix(".next")
-        scratch.write_text(str(now_ms))
-        os.replace(scratch, self.clock_file)
-
-    def advance(self, seconds: float) -> None:
-        self.set_time(self.now_ms + int(seconds * 1000))
-
-    def start(self, env: dict[str, str] | None = None) -> None:
-        environment = {**os.environ, **(env or {})}
-        environment["PYTHONPATH"] = os.pathsep.join(
-            [str(REPO_ROOT), *filter(None, [environment.get("PYTHONPATH")])]
-        )
-        self.process = subprocess.Popen(
-            [sys.executable, str(LAUNCHER), str(self.clock_file), str(self.root)],
-            cwd=self.root,
-            env=environment,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        wait_for(lambda: ping(self.socket))
-        # The daemon's own first tick (the reconcile) runs as soon as it listens;
-        # wait for it so every later tick is one this test asked for.
-        wait_for(lambda: self.query("SELECT 1 FROM observation_history LIMIT 1"))
-
-    def tick(self) -> dict[str, Any]:
-        result = call(self.socket, "daemon.tick", {}, timeout_s=60)
-        assert isinstance(result, dict)
-        return result
-
-    def stop(self) -> str:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGTERM)
-        out, _ = self.process.communicate(timeout=20)
-        self.process = None
-        return out
-
-    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-        if not os.path.exists(self.db):
-            return []
-        conn = sqlite3.connect(self.db)
-        try:
-            return conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError:
-            return []
-        finally:
-            conn.close()
-
-    def new_events(self) -> list[tuple[str, str, str | None]]:
-        """(monitor, title, object key) of the events stored since the last call."""
-        rows = self.query(
-            "SELECT monitor_id, title, object_key FROM monitor_events"
-            " ORDER BY id LIMIT -1 OFFSET ?",
-            self.seen,
-        )
-        self.seen += len(rows)
-        return [(row[0], row[1], row[2]) for row in rows]
-
-    def results(self, monitor_id: str) -> list[str]:
-        rows = self.query(
-            "SELECT result FROM observation_history WHERE monitor_id = ? ORDER BY id", monitor_id
-        )
-        return [row[0] for row in rows]
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 COMMANDS: dict[str, tuple[str, str]] = {
+    "channel": ("agentmonitors.cli.channel", "The optional MCP channel (channel serve)."),
     "daemon": ("agentmonitors.cli.daemon", "Run, start, stop and inspect the workspace daemon."),
     "demo": ("agentmonitors.cli.demo", "Run the authoring loop on an example workspace."),
     "monitor": ("agentmonitors.cli.monitor", "Inspect one monitor: history, explain."),

@@ -48,6 +48,7 @@ def reserve_rendered(
     socket_path: str,
     packer: str = "hook",
     cap: int | None = None,
+    channel_delivery_ids: list[str] | None = None,
 ) -> dict[str, Any]:
     """Find the session, size, reserve and render in one request.
 
@@ -65,6 +66,15 @@ def reserve_rendered(
     )
     if session is None:
         return {"session": None}
+    session_id = str(session["id"])
+    confirmed: list[str] = []
+    if channel_delivery_ids:
+        # The prompt is a channel turn: what it shows is delivered, before sizing
+        # anything else.
+        confirmed = service.confirm_pushes(session_id, channel_delivery_ids)
+    transport = "channel" if packer == "channel" else "hook"
+    if transport == "channel" and not service.pushes.may_push(session_id):
+        return {"session": session, "reservation": None, "text": "", "held": "awaiting-proof"}
 
     def local(method: str, request: dict[str, Any]) -> Any:
         if method == "hook.preview":
@@ -73,7 +83,10 @@ def reserve_rendered(
             return {"reminder": service.preview_reminder(request["sessionId"])}
         if method == "hook.reserve":
             return service.reserve(
-                request["sessionId"], request["lifecycle"], request.get("maxEvents")
+                request["sessionId"],
+                request["lifecycle"],
+                request.get("maxEvents"),
+                transport=transport,
             )
         if method == "hook.release":
             service.release(request["reservationId"])
@@ -83,15 +96,27 @@ def reserve_rendered(
     limit = cap or (MAX_ADDITIONAL_CONTEXT if packer == "hook" else MAX_CHANNEL_CONTENT)
     with service.one_instant():
         reservation, text, more_deferred, shown = reserve_sized(
-            local, str(session["id"]), lifecycle, packer=packer, socket_path=socket_path, cap=limit
+            local, session_id, lifecycle, packer=packer, socket_path=socket_path, cap=limit
         )
-    return {
+    reply: dict[str, Any] = {
         "session": session,
         "reservation": reservation,
         "text": text,
         "moreDeferred": more_deferred,
         "shownEventIds": list(shown),
     }
+    if channel_delivery_ids is not None:
+        reply["confirmedDeliveryIds"] = confirmed
+    if transport == "channel" and reservation is not None:
+        from agentmonitors.transports.render import channel_meta
+
+        delivery_id = str(reservation["reservationId"])
+        claim = reservation["claim"]
+        event_ids = {str(event["eventId"]) for event in claim.get("events") or []}
+        service.pushes.record(delivery_id, session_id, frozenset(event_ids))
+        reply["deliveryId"] = delivery_id
+        reply["meta"] = {**channel_meta(claim), "delivery_id": delivery_id}
+    return reply
 
 
 def _since_ms(value: Any) -> int | None:
@@ -156,6 +181,9 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
         return {"reminder": service.preview_reminder(request["sessionId"])}
 
     def hook_reserve_rendered(request: dict[str, Any]) -> Any:
+        ids = request.get("channelDeliveryIds")
+        if ids is not None and not all(isinstance(item, str) for item in ids):
+            raise RequestError("channelDeliveryIds must be an array of strings")
         return reserve_rendered(
             service,
             request["hostSessionId"],
@@ -163,7 +191,21 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
             socket_path=request["socketPath"],
             packer=request.get("packer", "hook"),
             cap=request.get("cap"),
+            channel_delivery_ids=ids,
         )
+
+    def channel_reserve_rendered(request: dict[str, Any]) -> Any:
+        return reserve_rendered(
+            service,
+            request["hostSessionId"],
+            "turn-interruptible",
+            socket_path=request["socketPath"],
+            packer="channel",
+            cap=request.get("cap"),
+        )
+
+    def channel_sent(request: dict[str, Any]) -> Any:
+        return {"ok": service.channel_sent(request["deliveryId"])}
 
     session_only = params(sessionId=(str, True))
     reservation = params(reservationId=(str, True))
@@ -176,7 +218,23 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
                 socketPath=(str, True),
                 packer=ParamSpec(type="str", choices=("hook", "channel")),
                 cap=ParamSpec(type="int", minimum=1),
+                channelDeliveryIds=(list, False),
             ),
+        ),
+        # The channel transport (additive): a push is reserved, sent, and committed
+        # only on proof that the host showed it (see delivery/pushes.py).
+        "channel.reserveRendered": Method(
+            _guarded(channel_reserve_rendered),
+            params(
+                hostSessionId=(str, True),
+                socketPath=(str, True),
+                cap=ParamSpec(type="int", minimum=1),
+            ),
+        ),
+        "channel.sent": Method(_guarded(channel_sent), params(deliveryId=(str, True))),
+        "channel.status": Method(
+            _guarded(lambda request: service.channel_status(request["sessionId"])),
+            session_only,
         ),
         "session.open": Method(
             _guarded(session_open),

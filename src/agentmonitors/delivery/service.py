@@ -20,6 +20,7 @@ from agentmonitors.delivery.decide import SessionView, apply, decide, high_batch
 from agentmonitors.delivery.diagnose import diagnose
 from agentmonitors.delivery.events import EventQuery, list_events
 from agentmonitors.delivery.hook_state import hook_state, write_private_json
+from agentmonitors.delivery.pushes import PushLedger
 from agentmonitors.delivery.records import (
     CLAUDE_ADAPTER,
     REMINDER,
@@ -49,6 +50,7 @@ class DeliveryService:
         self.db = db
         self.clock: Clock = clock or SystemClock()
         self.reservations = ReservationRegistry(self.clock, reservation_ttl_ms)
+        self.pushes = PushLedger(self.clock)
         # How a state change asks for a hook-state refresh. Immediate by default; the
         # daemon defers it until after the reply, so a hook never waits on a file
         # nobody reads on its path.
@@ -140,6 +142,9 @@ class DeliveryService:
         unknown: list[str] = []
         with self.db.write() as conn:
             sessions.get_session(conn, session_id)
+            if event_ids:
+                # Naming the events of a live channel push proves the host showed it.
+                self._confirm_acked_pushes(conn, session_id, set(event_ids), now)
             if event_ids is None:
                 leased = self.reservations.leased(session_id)
                 ids = [
@@ -176,13 +181,26 @@ class DeliveryService:
         return decision.claim
 
     def reserve(
-        self, session_id: str, lifecycle: str, max_events: int | None = None
+        self,
+        session_id: str,
+        lifecycle: str,
+        max_events: int | None = None,
+        *,
+        transport: str = "hook",
     ) -> dict[str, Any] | None:
-        """Decide like :meth:`claim` and lease the candidates instead of claiming them."""
+        """Decide like :meth:`claim` and lease the candidates instead of claiming them.
+
+        A hook reserving for a session whose channel has never been confirmed first
+        voids that channel's leases: the host may be dropping its pushes, and the
+        hook is the path that surely shows.
+        """
         checked = check_lifecycle(lifecycle)
         now = self.clock.now_ms()
         with self.db.write() as conn:
             session = sessions.get_session(conn, session_id)
+            if transport != "channel" and not self.pushes.confirmed(session_id):
+                for push in self.pushes.of_session(session_id):
+                    self.reservations.remove(push.delivery_id)
             leased = self.reservations.leased(session_id)
             # Decide before touching the session: the touch is a write, and the
             # unread rows read just before (by a preview) are reused only while
@@ -212,8 +230,68 @@ class DeliveryService:
         """Drop a reservation; its rows are pending again."""
         with self.db.read():
             reservation = self.reservations.remove(reservation_id)
+            self.pushes.forget(reservation_id)
         if reservation is not None:
             self.request_refresh(reservation.session_id)
+
+    # ------------------------------------------------------------------ channel proof
+
+    def channel_sent(self, delivery_id: str) -> bool:
+        """The channel sent this push; it now waits for proof. False if unknown."""
+        return self.pushes.mark_sent(delivery_id) is not None
+
+    def confirm_pushes(self, session_id: str, delivery_ids: Sequence[str]) -> list[str]:
+        """The host showed these pushes (their tags reached a UserPromptSubmit).
+
+        A live lease is committed as planned; a lapsed or voided one claims whichever
+        of its rows nobody claimed since, because they were shown all the same. The
+        session's channel counts as confirmed from now on. Returns the ids applied;
+        ids of other sessions or unknown ones are ignored.
+        """
+        now = self.clock.now_ms()
+        confirmed: list[str] = []
+        with self.db.write() as conn:
+            for delivery_id in dict.fromkeys(delivery_ids):
+                push = self.pushes.get(delivery_id)
+                if push is None or push.session_id != session_id:
+                    continue
+                reservation = self.reservations.remove(delivery_id)
+                if reservation is not None and reservation.expires_at_ms > now:
+                    apply(conn, reservation.decision, now)
+                else:
+                    rows = [
+                        row
+                        for row in states.unread_rows(conn, session_id)
+                        if row.id in push.event_ids and row.first_notified_at is None
+                    ]
+                    if rows:
+                        states.mark_claimed(conn, session_id, rows, "turn-interruptible", now)
+                self.pushes.forget_sent(delivery_id)
+                confirmed.append(delivery_id)
+            if confirmed:
+                self.pushes.confirm(session_id)
+        if confirmed:
+            self.request_refresh(session_id)
+        return confirmed
+
+    def _confirm_acked_pushes(
+        self, conn: Any, session_id: str, event_ids: set[str], now: int
+    ) -> None:
+        """Commit the live pushes whose events an explicit ack names (inside its txn)."""
+        for push in self.pushes.of_session(session_id):
+            if not push.sent or not push.event_ids & event_ids:
+                continue
+            reservation = self.reservations.remove(push.delivery_id)
+            if reservation is None or reservation.expires_at_ms <= now:
+                # Lapsed: the hook may have shown these rows since, so the ack proves
+                # nothing about the channel.
+                continue
+            apply(conn, reservation.decision, now)
+            self.pushes.forget_sent(push.delivery_id)
+            self.pushes.confirm(session_id)
+
+    def channel_status(self, session_id: str) -> dict[str, Any]:
+        return dict(self.pushes.standing(session_id))
 
     # ------------------------------------------------------------------ read-only
 

@@ -191,6 +191,7 @@ def deliver(payload: HookPayload, options: DeliverOptions, debug: Callable[[str]
         workspace=workspace,
         output_format=options.output_format,
         debug=debug,
+        channel_delivery_ids=payload.channel_delivery_ids,
     )
 
 
@@ -203,6 +204,7 @@ def deliver_to_session(
     workspace: str,
     output_format: str,
     debug: Callable[[str], None],
+    channel_delivery_ids: tuple[str, ...] = (),
 ) -> bool:
     """Reserve, render, write, then commit (release when the write fails).
 
@@ -223,17 +225,18 @@ def deliver_to_session(
         if session is None:
             return False
         _debug_diagnosis(socket, str(session["id"]), lifecycle, debug)
+    request: dict[str, Any] = {
+        "hostSessionId": host_session_id,
+        "lifecycle": lifecycle,
+        "socketPath": socket,
+        "packer": "hook",
+    }
+    if channel_delivery_ids:
+        # This turn is a channel push the host showed: that proves its delivery.
+        request["channelDeliveryIds"] = list(channel_delivery_ids)
+        debug(f"channel turn: delivery ids {list(channel_delivery_ids)}")
     try:
-        reply = call(
-            socket,
-            "hook.reserveRendered",
-            {
-                "hostSessionId": host_session_id,
-                "lifecycle": lifecycle,
-                "socketPath": socket,
-                "packer": "hook",
-            },
-        )
+        reply = call(socket, "hook.reserveRendered", request)
     except DaemonConnectionError as error:
         debug(f"stopped: daemon unreachable ({error})")
         return False
@@ -247,6 +250,8 @@ def deliver_to_session(
         _no_session(host_session_id)
         return False
     session_id = str(session["id"])
+    if channel_delivery_ids:
+        debug(f"channel deliveries confirmed: {list(reply.get('confirmedDeliveryIds') or [])}")
     if debug is not _quiet:
         debug(
             f"session {_field(session_id)} ({session.get('role', 'lead')}, {session.get('status')})"
@@ -267,6 +272,10 @@ def deliver_to_session(
         f"claim: {claim.get('mode')} {claim.get('urgency', '')} with "
         f"{len(claim.get('events') or [])} event(s); shown {list(reply.get('shownEventIds') or [])}"
     )
+    if debug is not _quiet:
+        import json
+
+        debug("claim json " + json.dumps(claim, sort_keys=True, ensure_ascii=False))
     output = text if output_format == "text" else hook_json(event_name, text)
     try:
         sys.stdout.write(output)

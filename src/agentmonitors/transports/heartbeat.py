@@ -204,3 +204,9 @@ def _version() -> str:
     from agentmonitors import __version__
 
     return __version__
+
+
+def remove_heartbeat(transport: str, key: str) -> None:
+    """Delete this transport's record (a channel on its way out); failures are ignored."""
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.join(transports_dir(), record_file_name(transport, key)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 # A field longer than this is not a real hook payload; registering it would slow
@@ -23,10 +24,22 @@ LIFECYCLE_BY_EVENT = {
 LIFECYCLES = ("turn-interruptible", "turn-idle", "post-compact")
 
 
+# A channel push shown by Claude Code becomes a user turn whose prompt is the tag:
+# `<channel source="..." ... delivery_id="...">`. Only the opening tags are read.
+MAX_CHANNEL_DELIVERIES = 16
+_DELIVERY_ID = re.compile(r'<channel\s[^>]*?\bdelivery_id="([0-9A-Za-z_-]{1,64})"')
+
+
 class HookPayload:
     """The few fields we use; anything missing, non-string or oversized is None."""
 
-    __slots__ = ("cwd", "hook_event_name", "session_id", "stop_hook_active")
+    __slots__ = (
+        "channel_delivery_ids",
+        "cwd",
+        "hook_event_name",
+        "session_id",
+        "stop_hook_active",
+    )
 
     def __init__(
         self,
@@ -34,11 +47,21 @@ class HookPayload:
         hook_event_name: str | None = None,
         cwd: str | None = None,
         stop_hook_active: bool = False,
+        channel_delivery_ids: tuple[str, ...] = (),
     ) -> None:
         self.session_id = session_id
         self.hook_event_name = hook_event_name
         self.cwd = cwd
         self.stop_hook_active = stop_hook_active
+        self.channel_delivery_ids = channel_delivery_ids
+
+
+def channel_delivery_ids(prompt: object) -> tuple[str, ...]:
+    """The delivery ids of the channel tags a prompt consists of (none for a typed prompt)."""
+    if not isinstance(prompt, str) or not prompt.lstrip().startswith("<channel"):
+        return ()
+    found = _DELIVERY_ID.findall(prompt)
+    return tuple(dict.fromkeys(found))[:MAX_CHANNEL_DELIVERIES]
 
 
 def _oversized(value: str | None) -> bool:
@@ -69,6 +92,9 @@ def parse_payload(raw: str | bytes) -> HookPayload:
         hook_event_name=fields["hook_event_name"],
         cwd=fields["cwd"] or None,
         stop_hook_active=data.get("stop_hook_active") is True,
+        channel_delivery_ids=channel_delivery_ids(data.get("prompt"))
+        if fields["hook_event_name"] == "UserPromptSubmit"
+        else (),
     )
 
 

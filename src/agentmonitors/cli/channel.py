@@ -1,0 +1,52 @@
+"""``agentmonitors channel serve``: the optional MCP channel server (stdio).
+
+Claude Code starts it from the plugin's ``.mcp.json``. stdout belongs to JSON-RPC, so
+this command prints nothing there itself; the MCP SDK is imported only here.
+"""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group("channel", help="The optional MCP channel transport.")
+def command() -> None:
+    pass
+
+
+@command.command(
+    "serve",
+    help="Serve the MCP channel over stdio: push deliveries into the Claude Code session "
+    "as <channel> turns and offer the agentmon_ack tool.",
+)
+@click.option("--socket", help="Daemon socket (default: the enabled workspace's).")
+@click.option(
+    "--poll-ms",
+    help="Milliseconds between polls of the daemon (default 3000; an invalid value means 3000).",
+)
+@click.option(
+    "--host-session-id",
+    help="Claude Code session id (default: $CLAUDE_CODE_SESSION_ID).",
+)
+@click.option(
+    "--workspace",
+    help="Project directory (default: $CLAUDE_PROJECT_DIR, else the current directory).",
+)
+@click.option("--debug", is_flag=True, help="Say on stderr what each poll and push did.")
+def serve(
+    socket: str | None,
+    poll_ms: str | None,
+    host_session_id: str | None,
+    workspace: str | None,
+    debug: bool,
+) -> int:
+    import functools
+
+    import anyio
+
+    from agentmonitors.transports.channel import resolve_options, serve_stdio
+
+    options = resolve_options(
+        socket=socket, poll_ms=poll_ms, host_session_id=host_session_id, workspace=workspace
+    )
+    return anyio.run(functools.partial(serve_stdio, options, debug=debug))
