@@ -238,3 +238,23 @@ def test_sigint_stops_cleanly(workspace: Workspace) -> None:
     # The lock died with the process: a new daemon starts at once.
     workspace.start()
     assert ping(workspace.socket)
+
+
+def test_the_daemon_wakes_for_intervals_shorter_than_its_poll(workspace: Workspace) -> None:
+    """--poll-ms 60000, a monitor every second: it runs every second, not every minute."""
+    folder = workspace.root / ".claude" / "monitors" / "clock"
+    folder.mkdir(parents=True)
+    (folder / "MONITOR.md").write_text(
+        f"---\nwatch:\n  type: command-poll\n  command: ['{sys.executable}', -c, 'print(1)']\n"
+        "  interval: 1s\n---\nTick.\n"
+    )
+    workspace.start()
+    rows = wait_for(
+        lambda: len(
+            workspace.query("SELECT id FROM observation_history WHERE monitor_id = 'clock'")
+        )
+        >= 4,
+        timeout=15,
+    )
+    assert rows
+    workspace.stop()

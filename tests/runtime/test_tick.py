@@ -241,6 +241,43 @@ def test_held_debounce_batch_survives_a_restart(harness: Harness) -> None:
     assert created == {START // 1000}  # observed time, not release time
 
 
+def test_a_high_observation_is_released_when_it_settles_not_at_the_next_poll(
+    harness: Harness,
+) -> None:
+    write_monitor(
+        harness.workspace, "status", "watch:\n  type: scripted\n  interval: 5m\nurgency: high\n"
+    )
+    harness.source.queue.append(observed(Observation(title="Deploy failed")))
+    first = harness.tick()
+    assert first.emitted_event_ids == []
+    # The daemon is told to come back when the 15 s settle ends, not in 5 minutes.
+    assert first.next_wake_ms == START + 15_000
+
+    harness.clock.advance(14_999)
+    assert harness.tick().emitted_event_ids == []
+    harness.clock.advance(1)
+    released = harness.tick()
+    assert released.evaluated_monitors == []  # the source itself is not due
+    assert len(released.emitted_event_ids) == 1
+    assert released.next_wake_ms == START + 300_000
+    rows = harness.rows("SELECT result, observation_data FROM observation_history ORDER BY id")
+    assert rows[-1] == {"result": "triggered", "observation_data": '{"observed":0,"emitted":1}'}
+
+
+def test_the_next_wake_is_the_soonest_due_monitor_or_retry(harness: Harness) -> None:
+    write_monitor(harness.workspace, "fast", "watch:\n  type: scripted\n  interval: 2s\n")
+    write_monitor(harness.workspace, "slow", "watch:\n  type: scripted\n  interval: 1h\n")
+    assert harness.tick().next_wake_ms == START + 2_000
+    harness.source.queue.append(RuntimeError("down"))  # fast fails: retried after 5 s
+    harness.clock.advance(2_000)
+    result = harness.tick()
+    assert [item["monitorId"] for item in result.errored_observations] == ["fast"]
+    harness.clock.advance(2_000)
+    backing_off = harness.tick()
+    assert backing_off.evaluated_monitors == []
+    assert backing_off.next_wake_ms == START + 2_000 + 5_000
+
+
 def test_rollup_flushes_on_a_not_due_tick(harness: Harness) -> None:
     # 2026-05-28T20:26:40Z is START; the window fires at 20:30 UTC.
     write_monitor(

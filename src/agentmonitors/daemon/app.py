@@ -27,6 +27,9 @@ BOOT_GRACE_MS = 10_000
 REAP_CHECK_S = 1.0
 REFRESH_QUIET_S = 0.2
 REFRESH_MAX_DELAY_S = 1.0
+# The shortest gap between two scheduled ticks: a monitor due "now" again (a clock
+# that stands still in a test, an interval of a few milliseconds) must not spin.
+MIN_TICK_GAP_MS = 100
 # Sources whose changes arrive as file-system events between reconciles.
 HINTED_SOURCES: tuple[str, ...] = ("file-fingerprint",)
 
@@ -279,8 +282,9 @@ class Daemon:
             while not self._stop.is_set():
                 if self._hinted or time.monotonic() >= next_tick:
                     forced, self._hinted = self._hinted, set()
-                    next_tick = time.monotonic() + self.options.poll_ms / 1000
-                    await self._tick_once(forced, force_sources)
+                    started = time.monotonic()
+                    result = await self._tick_once(forced, force_sources)
+                    next_tick = started + self._next_tick_delay_s(result)
                     force_sources = ()
                     await self._hints.update(self._hint_targets, self._hint_filters)
                 if self._should_reap():
@@ -309,14 +313,25 @@ class Daemon:
             self.db.close()
         return 0
 
-    async def _tick_once(self, forced: set[str], force_sources: tuple[str, ...]) -> None:
+    async def _tick_once(
+        self, forced: set[str], force_sources: tuple[str, ...]
+    ) -> TickResult | None:
         try:
             result = await self.runtime.tick(forced, force_sources)
         except Exception as error:
             log.debug("tick failed", exc_info=True)
             self.out(f"AgentMon runtime tick failed: {error}")
-            return
+            return None
         self._report(result)
+        return result
+
+    def _next_tick_delay_s(self, result: TickResult | None) -> float:
+        """The poll interval, or sooner when a monitor, a retry or a settle window is due."""
+        delay_ms = self.options.poll_ms
+        if result is not None and result.next_wake_ms is not None:
+            until = result.next_wake_ms - self.clock.now_ms()
+            delay_ms = min(delay_ms, max(MIN_TICK_GAP_MS, until))
+        return delay_ms / 1000
 
     def _report(self, result: TickResult) -> None:
         """Log what a tick emitted or what failed, from the loop or asked for over IPC."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentmonitors.monitor.model import MonitorDefinition, RollupNotify
-from agentmonitors.runtime.clock import Clock, SystemClock, iso_from_ms
+from agentmonitors.runtime.clock import Clock, SystemClock, iso_from_ms, ms_from_iso
 from agentmonitors.runtime.definitions import DefinitionCache, Definitions, Problem
 from agentmonitors.runtime.materialize import materialize
 from agentmonitors.runtime.notify import CapturedMonitor, dispatch, envelope_for, rollup
@@ -37,6 +37,14 @@ class TickResult:
     emitted_event_ids: list[str] = field(default_factory=list)
     errored_observations: list[dict[str, str]] = field(default_factory=list)
     skipped_monitors: list[dict[str, str]] = field(default_factory=list)
+    # When something next needs a tick (a monitor due, a retry, a settle window that
+    # ends); not part of the JSON shape. The daemon wakes then instead of waiting for
+    # its poll interval, so short intervals and settle windows are honoured.
+    next_wake_ms: int | None = None
+
+    def wake_at(self, at_ms: int | None) -> None:
+        if at_ms is not None and (self.next_wake_ms is None or at_ms < self.next_wake_ms):
+            self.next_wake_ms = at_ms
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -111,34 +119,7 @@ class Runtime:
         for problem in definitions.problems:
             self._record_problem(problem, now, result)
 
-        due: list[tuple[MonitorDefinition, Any]] = []
-        for monitor in definitions.runnable:
-            with self.db.read() as conn:
-                state = queries.load_monitor_state(conn, monitor.id, self.workspace)
-            last = state.last_observation_at_ms if state else None
-            schedule = schedule_for(monitor.source_name, monitor.source_config, last, now)
-            if schedule.error is not None:
-                self._record_error(monitor.id, monitor.source_name, schedule.error, now, result)
-                continue
-            failures = self._failures.get(monitor.id)
-            if monitor.id not in forced and monitor.source_name not in forced_sources:
-                if failures is not None and failures.retry_at_ms > now:
-                    result.skipped_monitors.append(
-                        {"monitorId": monitor.id, "nextDueAt": iso_from_ms(failures.retry_at_ms)}
-                    )
-                    continue
-                if not schedule.due:
-                    base = last if last is not None else now
-                    result.skipped_monitors.append(
-                        {
-                            "monitorId": monitor.id,
-                            "nextDueAt": iso_from_ms(base + schedule.next_poll_ms),
-                        }
-                    )
-                    self._rollup_when_not_due(monitor, state, now, result)
-                    continue
-            result.evaluated_monitors.append(monitor.id)
-            due.append((monitor, state))
+        due = self._due(definitions, forced, forced_sources, now, result)
 
         # Sources do their I/O concurrently; results are stored in scan order.
         outcomes = await asyncio.gather(
@@ -166,6 +147,49 @@ class Runtime:
             except Exception:
                 log.exception("after-tick callback failed")
         return result
+
+    def _due(
+        self,
+        definitions: Definitions,
+        forced: set[str],
+        forced_sources: set[str],
+        now: int,
+        result: TickResult,
+    ) -> list[tuple[MonitorDefinition, Any]]:
+        """The monitors to observe now (with their stored state); the rest are skipped."""
+        due: list[tuple[MonitorDefinition, Any]] = []
+        for monitor in definitions.runnable:
+            with self.db.read() as conn:
+                state = queries.load_monitor_state(conn, monitor.id, self.workspace)
+            last = state.last_observation_at_ms if state else None
+            schedule = schedule_for(monitor.source_name, monitor.source_config, last, now)
+            if schedule.error is not None:
+                self._record_error(monitor.id, monitor.source_name, schedule.error, now, result)
+                continue
+            failures = self._failures.get(monitor.id)
+            if monitor.id not in forced and monitor.source_name not in forced_sources:
+                if failures is not None and failures.retry_at_ms > now:
+                    result.skipped_monitors.append(
+                        {"monitorId": monitor.id, "nextDueAt": iso_from_ms(failures.retry_at_ms)}
+                    )
+                    result.wake_at(failures.retry_at_ms)
+                    self._release_when_not_due(monitor, state, now, result)
+                    continue
+                if not schedule.due:
+                    base = last if last is not None else now
+                    result.skipped_monitors.append(
+                        {
+                            "monitorId": monitor.id,
+                            "nextDueAt": iso_from_ms(base + schedule.next_poll_ms),
+                        }
+                    )
+                    result.wake_at(base + schedule.next_poll_ms)
+                    self._release_when_not_due(monitor, state, now, result)
+                    continue
+            result.evaluated_monitors.append(monitor.id)
+            result.wake_at(now + schedule.next_poll_ms)
+            due.append((monitor, state))
+        return due
 
     async def _observe(self, monitor: MonitorDefinition, state: Any, now: int) -> ObservationResult:
         source = self.registry.get(monitor.source_name)
@@ -228,6 +252,7 @@ class Runtime:
             )
             self._history(monitor, verdict, {"observed": observed, "emitted": emitted}, now, conn)
             self._materialize_all(monitor, paced.emitted, now, result, conn)
+        result.wake_at(_settle_due_ms(paced.state))
 
     def _materialize_all(
         self,
@@ -250,15 +275,29 @@ class Runtime:
             conn.execute("RELEASE event")
             result.emitted_event_ids.append(event.id)
 
-    def _rollup_when_not_due(
+    def _release_when_not_due(
         self, monitor: MonitorDefinition, state: Any, now: int, result: TickResult
     ) -> None:
+        """Emit what pacing holds once its time comes, whether or not the source is due.
+
+        A rollup fires in its window minute; a debounce (the default 15 s settle of a
+        high observation included) ends when its settle window does, not at the
+        source's next poll, which for an api-poll monitor can be minutes away.
+        """
         notify = monitor.frontmatter.notify
-        if not isinstance(notify, RollupNotify):
-            return
         previous = dict(state.notify_state) if state is not None else {}
+        if not isinstance(notify, RollupNotify):
+            due = _settle_due_ms(previous)
+            if due is None:
+                return
+            if due > now:
+                result.wake_at(due)
+                return
         try:
-            paced = rollup(notify, CapturedMonitor.of(monitor), [], now, previous)
+            if isinstance(notify, RollupNotify):
+                paced = rollup(notify, CapturedMonitor.of(monitor), [], now, previous)
+            else:
+                paced = dispatch(notify, CapturedMonitor.of(monitor), [], now, previous)
         except ValueError as error:
             self._record_error(monitor.id, monitor.source_name, str(error), now, result)
             return
@@ -437,3 +476,12 @@ def _delete_object_events(
 def _message(error: BaseException) -> str:
     text = str(error).strip()
     return text or type(error).__name__
+
+
+def _settle_due_ms(notify_state: Any) -> int | None:
+    """When a held debounce batch is due, from a monitor's notify state."""
+    pending = notify_state.get("pendingDebounce") if isinstance(notify_state, dict) else None
+    if not isinstance(pending, dict):
+        return None
+    due = ms_from_iso(str(pending.get("dueAt", "")))
+    return 0 if due is None else due
