@@ -14,7 +14,7 @@ import os
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -246,6 +246,7 @@ def deliver_between_turns(
     api: FakeMessagesApi,
     tmp_path: Path,
     extra_args: Sequence[str] = (),
+    before_second_turn: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[StreamSession, list[str]]:
     """Turn 1, change the watched file, let the event settle, turn 2; in ONE process.
 
@@ -279,6 +280,8 @@ def deliver_between_turns(
         paused = wait_until_settled(event)
         print(f"turn 1 {first.seconds:.1f}s; event stored {stored:.1f}s after the change;")
         print(f"waited {paused:.1f}s more for it to settle: {event.get('summary')!r}")
+        if before_second_turn is not None:
+            before_second_turn(record)
 
         second = session.send("again")
         assert_ok(second, session)
@@ -368,8 +371,32 @@ def test_event_is_delivered_at_user_prompt_submit_with_the_mcp_server_loaded(
     if not (REPO_ROOT / ".mcp.json").is_file():
         pytest.skip("the plugin has no .mcp.json yet (`agentmonitors channel serve`)")
 
-    # Channels never load in -p mode: the hook path must deliver even with the server up.
-    session, running = deliver_between_turns(claude_code, workspace, claude_env, fake_api, tmp_path)
+    # Channels never load in -p mode: Claude Code drops every push silently. The channel
+    # server still binds to the session and pushes the settled event (a lease that no
+    # proof will ever confirm); the hook path must deliver it all the same.
+    from agentmonitors.daemon.client import call
+    from agentmonitors.workspace import read_local_state
+
+    def channel_pushed(record: dict[str, Any]) -> None:
+        socket = read_local_state(str(workspace)).socket
+        assert socket is not None
+        deadline = time.monotonic() + 20
+        status: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            status = call(socket, "channel.status", {"sessionId": record["id"]})
+            if status.get("pushes"):
+                break
+            time.sleep(0.2)
+        assert status == {"confirmed": False, "awaitingProof": True, "pushes": 1}, status
+
+    session, running = deliver_between_turns(
+        claude_code,
+        workspace,
+        claude_env,
+        fake_api,
+        tmp_path,
+        before_second_turn=channel_pushed,
+    )
 
     init = init_event(session.all_events)
     if "mcp_servers" in init:
