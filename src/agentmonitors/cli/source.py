@@ -1,4 +1,4 @@
-"""``agentmonitors source list``"""
+"""``agentmonitors source list|search|install|update|remove``"""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli.output import emit, format_option, resolve_format, warn
+from agentmonitors.cli.output import (
+    dump_json,
+    emit,
+    format_option,
+    report_error,
+    resolve_format,
+    warn,
+)
 from agentmonitors.sources.base import Source
 from agentmonitors.sources.registry import load_registry
 
@@ -73,3 +80,164 @@ def list_sources(output_format: str | None) -> int:
     text_entries = [describe_source(source, False) for source in sources]
     emit(entries, fmt, lambda: sources_as_text(text_entries))
     return 0
+
+
+# --------------------------------------------------------------------------- search
+
+
+def _origin(source: Source, plugins: Mapping[str, Any]) -> str:
+    plugin = plugins.get(source.name)
+    return "bundled" if plugin is None else f"{plugin.distribution} {plugin.version}"
+
+
+def _matches(entry: Mapping[str, Any], words: list[str]) -> bool:
+    haystack = " ".join(
+        [
+            entry["name"],
+            entry["description"] or "",
+            *entry["configFields"],
+            *(str(text) for text in entry["fieldDescriptions"].values()),
+        ]
+    ).lower()
+    return all(word in haystack for word in words)
+
+
+@command.command(
+    "search",
+    help="Search the sources this installation has (bundled and installed plugins) by name, "
+    "description or config key.",
+)
+@click.argument("query", nargs=-1)
+@format_option(("toon", "json", "text"), None)
+def search(query: tuple[str, ...], output_format: str | None) -> int:
+    from agentmonitors.sources.packages import installed_plugins
+
+    fmt = resolve_format(output_format)
+    words = [word.lower() for word in query]
+    plugins = {plugin.name: plugin for plugin in installed_plugins()}
+    found = []
+    for source in load_registry(warn).list():
+        entry = describe_source(source, False)
+        if _matches(entry, words):
+            found.append({**entry, "origin": _origin(source, plugins)})
+
+    def text() -> str:
+        if not found:
+            lines = [f"No source matches {' '.join(query)!r}."]
+        else:
+            lines = [
+                f"{entry['name']} ({entry['origin']}): {entry['description']}" for entry in found
+            ]
+        lines += [
+            "",
+            "Third-party sources are Python packages declaring an agentmonitors.sources entry "
+            "point; add one with: agentmonitors source install <package>",
+        ]
+        return "\n".join(lines)
+
+    if fmt == "toon":
+        found = [{**entry, "fieldDescriptions": [
+            {"field": key, "description": value}
+            for key, value in entry["fieldDescriptions"].items()
+        ]} for entry in found]  # fmt: skip
+    emit(found, fmt, text)
+    return 0
+
+
+# ----------------------------------------------------------------- install / update / remove
+
+
+def _change_text(change: Any, verb: str) -> str:
+    lines = [
+        *(f"Added source {p.name} ({p.distribution} {p.version})" for p in change.added),
+        *(
+            f"Updated source {p.name} ({p.distribution} {before} -> {p.version})"
+            for p, before in change.upgraded
+        ),
+        *(f"Removed source {p.name} ({p.distribution} {p.version})" for p in change.removed),
+    ]
+    return "\n".join(lines) if lines else f"No source was {verb}."
+
+
+def _pip_command(
+    arguments: list[str], verb: str, as_json: bool, *, expect_sources: bool = False
+) -> int:
+    from agentmonitors.sources.packages import PackageError, pip_change
+
+    try:
+        change = pip_change(arguments, lambda line: click.echo(line, err=True))
+    except PackageError as error:
+        return report_error(str(error), as_json)
+    if as_json:
+        click.echo(dump_json(change.to_json()))
+    else:
+        click.echo(_change_text(change, verb))
+    if expect_sources and not (change.added or change.upgraded) and change.other:
+        warn(
+            f"{', '.join(change.other)} installed, but declares no agentmonitors.sources entry "
+            "point, so no source was added."
+        )
+        return 1
+    # A new plugin that cannot load is reported the way every command reports it.
+    load_registry(warn)
+    return 0
+
+
+@command.command(
+    "install",
+    help="Install source packages with pip into the environment agentmonitors runs in "
+    "(any pip requirement: a name, a version range, a path or a URL).",
+)
+@click.argument("requirements", nargs=-1, required=True)
+@click.option("--upgrade", is_flag=True, help="Upgrade packages that are already installed.")
+@format_option(("text", "json"), "text")
+def install(requirements: tuple[str, ...], upgrade: bool, output_format: str) -> int:
+    arguments = ["install", *(["--upgrade"] if upgrade else []), *requirements]
+    return _pip_command(arguments, "added", output_format == "json", expect_sources=True)
+
+
+@command.command(
+    "update",
+    help="Upgrade the packages that provide these sources (all installed plugins by default).",
+)
+@click.argument("names", nargs=-1)
+@format_option(("text", "json"), "text")
+def update(names: tuple[str, ...], output_format: str) -> int:
+    from agentmonitors.sources.packages import PackageError, distributions_for, installed_plugins
+
+    as_json = output_format == "json"
+    try:
+        if names:
+            dists = sorted(distributions_for(list(names)))
+        else:
+            dists = sorted({plugin.distribution for plugin in installed_plugins()})
+    except PackageError as error:
+        return report_error(str(error), as_json)
+    if not dists:
+        if as_json:
+            click.echo(dump_json({"added": [], "upgraded": [], "removed": []}))
+        else:
+            click.echo("No plugin sources are installed; nothing to update.")
+        return 0
+    return _pip_command(["install", "--upgrade", *dists], "updated", as_json)
+
+
+@command.command(
+    "remove",
+    help="Uninstall the packages that provide these sources (with every source they provide).",
+)
+@click.argument("names", nargs=-1, required=True)
+@format_option(("text", "json"), "text")
+def remove(names: tuple[str, ...], output_format: str) -> int:
+    from agentmonitors.sources.packages import PackageError, distributions_for
+
+    as_json = output_format == "json"
+    try:
+        chosen = distributions_for(list(names))
+    except PackageError as error:
+        return report_error(str(error), as_json)
+    for dist, provided in chosen.items():
+        extra = sorted(p.name for p in provided if p.name not in names)
+        if extra:
+            warn(f"{dist} also provides {', '.join(extra)}; those sources go too.")
+    return _pip_command(["uninstall", "--yes", *sorted(chosen)], "removed", as_json)
