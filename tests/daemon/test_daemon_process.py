@@ -258,3 +258,15 @@ def test_the_daemon_wakes_for_intervals_shorter_than_its_poll(workspace: Workspa
     )
     assert rows
     workspace.stop()
+
+
+def test_a_large_daemon_log_is_rotated_at_start(tmp_path: Path) -> None:
+    from agentmonitors.daemon.spawn import rotate_log
+
+    log = tmp_path / "daemon.log"
+    log.write_text("x" * 100)
+    assert not rotate_log(str(log), max_bytes=100)
+    log.write_text("x" * 101)
+    assert rotate_log(str(log), max_bytes=100)
+    assert not log.exists() and (tmp_path / "daemon.log.1").read_text() == "x" * 101
+    assert not rotate_log(str(tmp_path / "missing.log"))

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from agentmonitors.delivery import sessions, states
-from agentmonitors.delivery.decide import SessionView, apply, decide, high_batch
+from agentmonitors.delivery.decide import Decision, SessionView, apply, decide, high_batch
 from agentmonitors.delivery.diagnose import diagnose
 from agentmonitors.delivery.events import EventQuery, list_events
 from agentmonitors.delivery.hook_state import hook_state, write_private_json
@@ -26,6 +26,7 @@ from agentmonitors.delivery.records import (
     REMINDER,
     RESERVATION_TTL_MS,
     ROLES,
+    Lifecycle,
     check_lifecycle,
     session_json,
 )
@@ -166,13 +167,7 @@ class DeliveryService:
         checked = check_lifecycle(lifecycle)
         now = self.clock.now_ms()
         with self.db.write() as conn:
-            session = sessions.get_session(conn, session_id)
-            leased = self.reservations.leased(session_id)
-            # Decide before touching the session: the touch is a write, and the
-            # unread rows read just before (by a preview) are reused only while
-            # nothing has been written.
-            decision = decide(conn, session, checked, max_events, leased, now)
-            sessions.touch_session(conn, session_id, now)
+            decision = self._decide(conn, session_id, checked, max_events, now)
             if decision is not None:
                 apply(conn, decision, now)
         if decision is None:
@@ -197,21 +192,32 @@ class DeliveryService:
         checked = check_lifecycle(lifecycle)
         now = self.clock.now_ms()
         with self.db.write() as conn:
-            session = sessions.get_session(conn, session_id)
             if transport != "channel" and not self.pushes.confirmed(session_id):
                 for push in self.pushes.of_session(session_id):
                     self.reservations.remove(push.delivery_id)
-            leased = self.reservations.leased(session_id)
-            # Decide before touching the session: the touch is a write, and the
-            # unread rows read just before (by a preview) are reused only while
-            # nothing has been written.
-            decision = decide(conn, session, checked, max_events, leased, now)
-            sessions.touch_session(conn, session_id, now)
+            decision = self._decide(conn, session_id, checked, max_events, now)
             reservation_id = None if decision is None else self.reservations.add(decision)
         if decision is None or reservation_id is None:
             return None
         self.request_refresh(session_id)
         return {"reservationId": reservation_id, "claim": decision.claim}
+
+    def _decide(
+        self,
+        conn: Any,
+        session_id: str,
+        lifecycle: Lifecycle,
+        max_events: int | None,
+        now: int,
+    ) -> Decision | None:
+        """The claim the session would get now, around leased rows; touches the session."""
+        session = sessions.get_session(conn, session_id)
+        leased = self.reservations.leased(session_id)
+        # Decide before touching the session: the touch is a write, and the unread rows
+        # read just before (by a preview) are reused only while nothing has been written.
+        decision = decide(conn, session, lifecycle, max_events, leased, now)
+        sessions.touch_session(conn, session_id, now)
+        return decision
 
     def commit(self, reservation_id: str) -> dict[str, Any] | None:
         """Apply a live reservation's stored plan (no re-deciding); None if unknown or expired."""
