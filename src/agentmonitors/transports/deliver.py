@@ -267,15 +267,8 @@ def deliver_to_session(
             ipc("hook.release", {"reservationId": reservation["reservationId"]})
         debug("claim: nothing to deliver")
         return False
-    claim = reservation.get("claim") or {}
-    debug(
-        f"claim: {claim.get('mode')} {claim.get('urgency', '')} with "
-        f"{len(claim.get('events') or [])} event(s); shown {list(reply.get('shownEventIds') or [])}"
-    )
     if debug is not _quiet:
-        import json
-
-        debug("claim json " + json.dumps(claim, sort_keys=True, ensure_ascii=False))
+        _debug_claim(reservation.get("claim") or {}, reply, debug)
     output = text if output_format == "text" else hook_json(event_name, text)
     try:
         sys.stdout.write(output)
@@ -290,6 +283,23 @@ def deliver_to_session(
     )
     _heartbeat(socket, host_session_id, session_id, workspace, delivered=True)
     return True
+
+
+def _debug_claim(
+    claim: dict[str, Any], reply: dict[str, Any], debug: Callable[[str], None]
+) -> None:
+    import json
+
+    debug(
+        f"claim: {claim.get('mode')} {claim.get('urgency', '')} with "
+        f"{len(claim.get('events') or [])} event(s); shown {list(reply.get('shownEventIds') or [])}"
+    )
+    debug("claim json " + json.dumps(claim, sort_keys=True, ensure_ascii=False))
+    if reply.get("moreDeferred"):
+        debug(
+            "hold high: deferred-by-cap — more settled events than fit in one delivery; "
+            "the rest surface at the next prompt or tool call"
+        )
 
 
 def _heartbeat(
