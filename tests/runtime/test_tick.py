@@ -287,7 +287,9 @@ def test_rollup_flushes_on_a_not_due_tick(harness: Harness) -> None:
         "  window: '30 20 * * *'\n",
     )
     harness.source.queue.append(observed(Observation(title="a")))
-    assert harness.tick().emitted_event_ids == []
+    held = harness.tick()
+    assert held.emitted_event_ids == []
+    assert held.next_wake_ms == START + 200_000  # the window, not the hourly poll
     harness.clock.set(START + 200_000)  # 20:30:00, monitor not due for an hour
     result = harness.tick()
     assert result.evaluated_monitors == []

@@ -252,7 +252,7 @@ class Runtime:
             )
             self._history(monitor, verdict, {"observed": observed, "emitted": emitted}, now, conn)
             self._materialize_all(monitor, paced.emitted, now, result, conn)
-        result.wake_at(_settle_due_ms(paced.state))
+        result.wake_at(_pacing_due_ms(monitor.frontmatter.notify, paced.state, now))
 
     def _materialize_all(
         self,
@@ -301,6 +301,7 @@ class Runtime:
         except ValueError as error:
             self._record_error(monitor.id, monitor.source_name, str(error), now, result)
             return
+        result.wake_at(_pacing_due_ms(notify, paced.state, now))
         if paced.state == previous and not paced.emitted:
             return
         with self.db.write() as conn:
@@ -485,3 +486,17 @@ def _settle_due_ms(notify_state: Any) -> int | None:
         return None
     due = ms_from_iso(str(pending.get("dueAt", "")))
     return 0 if due is None else due
+
+
+def _pacing_due_ms(notify: Any, notify_state: Any, now: int) -> int | None:
+    """When held observations are next due out: a debounce's end, a rollup's next window."""
+    if not isinstance(notify, RollupNotify):
+        return _settle_due_ms(notify_state)
+    if not isinstance(notify_state, dict) or "pendingRollup" not in notify_state:
+        return None  # an empty window only stamps its minute: nothing to wake for
+    from agentmonitors.monitor.cron import next_cron_fire_ms
+
+    try:
+        return next_cron_fire_ms(notify.window, notify.timezone or "UTC", now)
+    except ValueError:
+        return None
