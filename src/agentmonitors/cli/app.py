@@ -16,7 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "channel": ("agentmonitors.cli.channel", "The optional MCP channel (channel serve)."),
     "daemon": ("agentmonitors.cli.daemon", "Run, start, stop and inspect the workspace daemon."),
     "demo": ("agentmonitors.cli.demo", "Run the authoring loop on an example workspace."),
-    "monitor": ("agentmonitors.cli.monitor", "Inspect one monitor: history, explain."),
+    "monitor": ("agentmonitors.cli.monitor", "One monitor: test, history, explain."),
     "events": ("agentmonitors.cli.events", "A session's events: list and acknowledge."),
     "hook": ("agentmonitors.cli.hook", "Deliveries at agent hooks (deliver, claim)."),
     "session": ("agentmonitors.cli.session", "Agent sessions: start, end, open, close, list."),
@@ -24,7 +24,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("agentmonitors.cli.validate", "Validate monitor files and folders."),
     "scan": ("agentmonitors.cli.scan", "Find and summarise the monitors in a folder."),
     "schema": ("agentmonitors.cli.schema", "JSON Schema for MONITOR.md frontmatter."),
-    "source": ("agentmonitors.cli.source", "Observation sources."),
+    "source": (
+        "agentmonitors.cli.source",
+        "Observation sources: list, search, install, update, remove.",
+    ),
 }
 
 

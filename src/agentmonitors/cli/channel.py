@@ -16,6 +16,7 @@ def command() -> None:
 
 @command.command(
     "serve",
+    short_help="Serve the MCP channel over stdio (started by the plugin's .mcp.json).",
     help="Serve the MCP channel over stdio: push deliveries into the Claude Code session "
     "as <channel> turns and offer the agentmon_ack tool.",
 )
@@ -41,8 +42,16 @@ def serve(
     debug: bool,
 ) -> int:
     import functools
+    import sys
 
     import anyio
+
+    if sys.stdin.isatty():
+        click.echo(
+            "agentmonitors channel serve speaks MCP (JSON-RPC) on stdin and stdout; Claude "
+            "Code starts it from the plugin's .mcp.json. Press Ctrl-D to stop.",
+            err=True,
+        )
 
     from agentmonitors.transports.channel import resolve_options, serve_stdio
 

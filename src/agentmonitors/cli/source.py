@@ -104,6 +104,7 @@ def _matches(entry: Mapping[str, Any], words: list[str]) -> bool:
 
 @command.command(
     "search",
+    short_help="Search the bundled and installed sources.",
     help="Search the sources this installation has (bundled and installed plugins) by name, "
     "description or config key.",
 )
@@ -185,6 +186,7 @@ def _pip_command(
 
 @command.command(
     "install",
+    short_help="Install source packages with pip.",
     help="Install source packages with pip into the environment agentmonitors runs in "
     "(any pip requirement: a name, a version range, a path or a URL).",
 )
@@ -198,6 +200,7 @@ def install(requirements: tuple[str, ...], upgrade: bool, output_format: str) ->
 
 @command.command(
     "update",
+    short_help="Upgrade the packages behind installed sources.",
     help="Upgrade the packages that provide these sources (all installed plugins by default).",
 )
 @click.argument("names", nargs=-1)
@@ -224,6 +227,7 @@ def update(names: tuple[str, ...], output_format: str) -> int:
 
 @command.command(
     "remove",
+    short_help="Uninstall the packages behind sources.",
     help="Uninstall the packages that provide these sources (with every source they provide).",
 )
 @click.argument("names", nargs=-1, required=True)
