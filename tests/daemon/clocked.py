@@ -7,28 +7,17 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from agentmonitors.daemon.client import call, ping
 from agentmonitors.paths import resolve_db_path, resolve_socket_path
+from tests.waiting import wait_for
 
 LAUNCHER = Path(__file__).with_name("clocked_daemon.py")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_MS = 1_796_120_400_000  # 2026-12-01T10:20:00Z
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"condition not met within {timeout}s")
 
 
 def ms(iso: str) -> int:

@@ -18,6 +18,7 @@ import pytest
 from agentmonitors.daemon.client import DaemonApplicationError, call, ping
 from agentmonitors.paths import resolve_db_path, resolve_socket_path
 from tests.conftest import CliResult
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -28,16 +29,6 @@ watch:
 ---
 Read the changed note.
 """
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, step: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"condition not met within {timeout}s")
 
 
 class Workspace:
@@ -250,10 +241,10 @@ def test_the_daemon_wakes_for_intervals_shorter_than_its_poll(workspace: Workspa
     )
     workspace.start()
     rows = wait_for(
-        lambda: len(
-            workspace.query("SELECT id FROM observation_history WHERE monitor_id = 'clock'")
-        )
-        >= 4,
+        lambda: (
+            len(workspace.query("SELECT id FROM observation_history WHERE monitor_id = 'clock'"))
+            >= 4
+        ),
         timeout=15,
     )
     assert rows

@@ -128,9 +128,7 @@ def test_events_list_params(world: World, ipc: Ipc) -> None:
     assert "urgency" in ipc.error("events.list", urgency="urgent")
 
 
-def test_reserve_rendered_sizes_reserves_and_renders_in_one_request(
-    world: World, ipc: Ipc
-) -> None:
+def test_reserve_rendered_sizes_reserves_and_renders_in_one_request(world: World, ipc: Ipc) -> None:
     assert ipc(
         "hook.reserveRendered",
         hostSessionId="nobody",

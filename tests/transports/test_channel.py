@@ -30,8 +30,8 @@ from agentmonitors.daemon.channels import channel_attached
 from agentmonitors.transports.channel import INSTRUCTIONS
 from agentmonitors.transports.heartbeat import read_records
 from tests.conftest import CliResult
-from tests.daemon.clocked import wait_for
 from tests.transports.clocked_project import Project
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 from agentmonitors.daemon.client import call, ping
 from agentmonitors.workspace import read_local_state
 from tests.conftest import CliResult
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -49,16 +49,6 @@ def hook(
 
 def deliver(payload: Any, *extra: str) -> tuple[int, str, str]:
     return hook(["hook", "deliver", *extra], payload)
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"condition not met within {timeout}s")
 
 
 class Project:
