@@ -457,3 +457,57 @@ watch:
     daemon.advance(30)
     daemon.tick()
     assert [event[0] for event in daemon.new_events()] == ["echo"]
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_broken_monitors_back_off_and_the_rest_keep_running(
+    workspace: Path, daemon: ClockedDaemon, tmp_path: Path
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    (tmp_path / "plain").mkdir()
+    add_monitor(
+        workspace,
+        "refused",
+        f"watch:\n  type: api-poll\n  url: http://127.0.0.1:{closed_port}/x\n  interval: 1m\n",
+    )
+    add_monitor(
+        workspace,
+        "not-a-repo",
+        f"watch:\n  type: incoming-changes\n  paths: ['**']\n  cwd: {tmp_path / 'plain'}\n",
+    )
+    add_monitor(
+        workspace,
+        "missing-tool",
+        "watch:\n  type: command-poll\n  command: [agentmonitors-no-such-tool]\n  interval: 1m\n",
+    )
+    add_monitor(workspace, "clock", "watch:\n  type: schedule\n  cron: '* * * * *'\n")
+    daemon.start()
+    errored = {row[0]: row[1] for row in daemon.query(
+        "SELECT monitor_id, observation_data FROM observation_history WHERE result = 'errored'"
+    )}  # fmt: skip
+    assert set(errored) == {"refused", "not-a-repo"}
+    assert "127.0.0.1" in errored["refused"]
+    assert "not a git repository" in errored["not-a-repo"].lower()
+    # A command that cannot start is a health signal, not an error; the schedule fires.
+    assert sorted((event[0], event[1].split(":")[0]) for event in daemon.new_events()) == [
+        ("clock", "Scheduled trigger"),
+        ("missing-tool", "Command failing"),
+    ]
+    # Backing off: the broken ones are not retried before 5 s; the rest run on time.
+    daemon.advance(3)
+    skipped = {item["monitorId"] for item in daemon.tick()["skippedMonitors"]}
+    assert {"refused", "not-a-repo"} <= skipped
+    daemon.advance(60)
+    result = daemon.tick()
+    assert {item["monitorId"] for item in result["erroredObservations"]} == {
+        "refused",
+        "not-a-repo",
+    }
+    assert [event[0] for event in daemon.new_events()] == ["clock"]
+    assert daemon.process is not None and daemon.process.poll() is None
