@@ -59,10 +59,7 @@ class PushLedger:
         if overflow > 0:  # oldest first: the dict keeps insertion order
             stale.update([key for key in self._pushes if key not in stale][:overflow])
         for key in stale:
-            push = self._pushes.pop(key)
-            standing = self._sessions.get(push.session_id)
-            if standing is not None and key in standing.deliveries:
-                standing.deliveries.remove(key)
+            self._drop(key)
 
     def may_push(self, session_id: str) -> bool:
         """A session gets a push unless an earlier one is still unconfirmed."""
@@ -97,20 +94,19 @@ class PushLedger:
         """A push that never went out (released before or instead of sending)."""
         with self._lock:
             push = self._pushes.get(delivery_id)
-            if push is None or push.sent:
-                return
-            del self._pushes[delivery_id]
-            standing = self._sessions.get(push.session_id)
-            if standing is not None and delivery_id in standing.deliveries:
-                standing.deliveries.remove(delivery_id)
+            if push is not None and not push.sent:
+                self._drop(delivery_id)
 
     def forget_sent(self, delivery_id: str) -> None:
         """A push that has been proved (its proof is not needed twice)."""
         with self._lock:
-            push = self._pushes.pop(delivery_id, None)
-            standing = None if push is None else self._sessions.get(push.session_id)
-            if standing is not None and delivery_id in standing.deliveries:
-                standing.deliveries.remove(delivery_id)
+            self._drop(delivery_id)
+
+    def _drop(self, delivery_id: str) -> None:
+        push = self._pushes.pop(delivery_id, None)
+        standing = None if push is None else self._sessions.get(push.session_id)
+        if standing is not None and delivery_id in standing.deliveries:
+            standing.deliveries.remove(delivery_id)
 
     def get(self, delivery_id: str) -> Push | None:
         with self._lock:

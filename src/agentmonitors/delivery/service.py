@@ -30,7 +30,7 @@ from agentmonitors.delivery.records import (
     check_lifecycle,
     session_json,
 )
-from agentmonitors.delivery.reservations import ReservationRegistry
+from agentmonitors.delivery.reservations import Reservation, ReservationRegistry
 from agentmonitors.runtime.clock import Clock, ManualClock, SystemClock
 from agentmonitors.store.database import Database
 from agentmonitors.transports.hook_input import default_hook_state_path
@@ -223,14 +223,21 @@ class DeliveryService:
         """Apply a live reservation's stored plan (no re-deciding); None if unknown or expired."""
         now = self.clock.now_ms()
         with self.db.write() as conn:
-            reservation = self.reservations.remove(reservation_id)
-            live = reservation is not None and reservation.expires_at_ms > now
-            if reservation is not None and live:
-                apply(conn, reservation.decision, now)
+            reservation, live = self._apply_if_live(conn, reservation_id, now)
         if reservation is None:
             return None
         self.request_refresh(reservation.session_id)
         return reservation.decision.claim if live else None
+
+    def _apply_if_live(
+        self, conn: Any, reservation_id: str, now: int
+    ) -> tuple[Reservation | None, bool]:
+        """Remove a reservation and apply its plan if it is still live: (it, applied)."""
+        reservation = self.reservations.remove(reservation_id)
+        live = reservation is not None and reservation.expires_at_ms > now
+        if reservation is not None and live:
+            apply(conn, reservation.decision, now)
+        return reservation, live
 
     def release(self, reservation_id: str) -> None:
         """Drop a reservation; its rows are pending again."""
@@ -261,10 +268,7 @@ class DeliveryService:
                 push = self.pushes.get(delivery_id)
                 if push is None or push.session_id != session_id:
                     continue
-                reservation = self.reservations.remove(delivery_id)
-                if reservation is not None and reservation.expires_at_ms > now:
-                    apply(conn, reservation.decision, now)
-                else:
+                if not self._apply_if_live(conn, delivery_id, now)[1]:
                     rows = [
                         row
                         for row in states.unread_rows(conn, session_id)
@@ -287,12 +291,10 @@ class DeliveryService:
         for push in self.pushes.of_session(session_id):
             if not push.sent or not push.event_ids & event_ids:
                 continue
-            reservation = self.reservations.remove(push.delivery_id)
-            if reservation is None or reservation.expires_at_ms <= now:
+            if not self._apply_if_live(conn, push.delivery_id, now)[1]:
                 # Lapsed: the hook may have shown these rows since, so the ack proves
                 # nothing about the channel.
                 continue
-            apply(conn, reservation.decision, now)
             self.pushes.forget_sent(push.delivery_id)
             self.pushes.confirm(session_id)
 
