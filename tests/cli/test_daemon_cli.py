@@ -19,7 +19,7 @@ NOTES = """---
 watch:
   type: file-fingerprint
   globs: "notes/*.txt"
-  interval: 1s
+  interval: 3s
 ---
 Read the note.
 """
@@ -45,7 +45,8 @@ def test_once_baselines_then_reports_a_change(workspace: Path, run_cli: Run) -> 
     assert soon.out.startswith("Evaluated 0 monitor(s), emitted 0 event(s). (1 not yet due")
     assert soon.out.rstrip().endswith("s)")
     (workspace / "notes" / "a.txt").write_text("two\n")
-    time.sleep(1.05)
+    # The interval leaves a loaded machine time for the "not yet due" run above.
+    time.sleep(3.05)
     changed = run_cli("daemon", "once", "--format", "json")
     report = changed.json()
     assert report["evaluatedMonitors"] == ["notes"]
