@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import stat
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -455,22 +455,78 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert gone(read_pid(pid_file))
 
 
+STUBBORN = (
+    "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    "open({pid_file!r}, 'w').write(str(os.getpid())); time.sleep(30)"
+)
+
+
 @pytest.mark.slow
-def test_a_grandchild_ignoring_sigterm_is_killed_after_the_grace(
+def test_a_grandchild_ignoring_sigterm_is_dead_when_the_run_returns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(command_exec, "SIGKILL_GRACE_S", 0.5)
     pid_file = tmp_path / "stubborn.pid"
-    stubborn = (
-        "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-        f"open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(30)"
-    )
-    script = f"'{PY}' -c \"{stubborn}\" & wait"
+    # The shell exits on SIGTERM at once; only its child ignores it.
+    script = f"'{PY}' -c \"{STUBBORN.format(pid_file=str(pid_file))}\" & wait"
     outcome = asyncio.run(run_command(["sh", "-c", script], cwd=None, env=None, timeout_ms=1000))
     assert isinstance(outcome, CommandFailure)
     assert outcome.error == "Command timed out after 1000ms"
-    pid = read_pid(pid_file)
-    assert gone(pid, within_s=3.0)
+    # Not "soon after": nothing the run started may outlive it.
+    assert gone(read_pid(pid_file), within_s=0)
+
+
+@pytest.mark.slow
+def test_a_background_job_left_by_a_command_that_exited_is_ended_with_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(command_exec, "SIGKILL_GRACE_S", 0.5)
+    pid_file = tmp_path / "stubborn.pid"
+    script = (
+        f"'{PY}' -c \"{STUBBORN.format(pid_file=str(pid_file))}\" >/dev/null 2>&1 & "
+        f"while [ ! -s '{pid_file}' ]; do sleep 0.05; done; echo done"
+    )
+    result = observe({"command": ["sh", "-c", script], "timeout": "1m"})
+    assert result.next_state["stdout"] == "done\n"
+    assert gone(read_pid(pid_file), within_s=0)
+
+
+@pytest.mark.slow
+def test_daemon_once_leaves_no_term_ignoring_grandchild_behind(tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    monitor = workspace / ".claude" / "monitors" / "slow"
+    monitor.mkdir(parents=True)
+    (workspace / ".claude" / "agentmonitors.local.md").write_text("---\nenabled: true\n---\n")
+    pid_file = tmp_path / "stubborn.pid"
+    script = f"'{PY}' -c \"{STUBBORN.format(pid_file=str(pid_file))}\" & wait"
+    (monitor / "MONITOR.md").write_text(
+        "---\nname: Slow\nwatch:\n  type: command-poll\n"
+        f"  command: {json.dumps(['sh', '-c', script])}\n  timeout: 1s\n---\nBody.\n"
+    )
+    env = {**os.environ, "AGENTMONITORS_DB": str(tmp_path / "inbox.db")}
+    once = subprocess.run(
+        [
+            PY,
+            "-m",
+            "agentmonitors",
+            "daemon",
+            "once",
+            "--workspace",
+            str(workspace),
+            "--format",
+            "json",
+        ],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert once.returncode == 0, once.stderr
+    assert json.loads(once.stdout)["evaluatedMonitors"] == ["slow"]
+    # The grace is the default 5 s: a timer would still be pending when `once` exits.
+    assert gone(read_pid(pid_file), within_s=0)
 
 
 @pytest.mark.slow
@@ -482,12 +538,10 @@ def test_a_descendant_holding_the_pipes_after_exit_does_not_hang_the_run(
     started = time.monotonic()
     result = observe({"command": ["sh", "-c", script], "timeout": "1m"})
     elapsed = time.monotonic() - started
-    try:
-        assert result.next_state["stdout"] == "done\n"
-        assert result.next_state["health"] == "ok"
-        assert 1.5 < elapsed < 4.0  # the close grace, not the 30 s sleep
-    finally:
-        os.kill(read_pid(pid_file), signal.SIGKILL)
+    assert result.next_state["stdout"] == "done\n"
+    assert result.next_state["health"] == "ok"
+    assert 1.5 < elapsed < 4.0  # the close grace, not the 30 s sleep
+    assert gone(read_pid(pid_file), within_s=0)
 
 
 def test_huge_output_is_drained_and_capped_without_deadlock() -> None:

@@ -12,6 +12,12 @@ exit, not on pipe EOF, since a lingering descendant can hold the pipes open. Aft
 normal exit the pipes get :data:`CLOSE_GRACE_S` to close before what was captured is
 used.
 
+Nothing the run started outlives it: before the outcome is returned, whatever is left
+in the group (a descendant that ignored SIGTERM, or a background job of a command that
+exited normally) gets SIGTERM, then SIGKILL once the grace is over. This happens in the
+same thread, not on a timer, so a one-shot ``daemon once`` that exits right after its
+observation cannot leave a process behind.
+
 The blocking work runs in a worker thread (``asyncio.to_thread``): one thread per run
 multiplexes both pipes with a selector and polls the child. Cancelling the awaiting
 task kills the group and closes the pipes. POSIX only (selectors over pipes and
@@ -161,7 +167,11 @@ def _run_blocking(
     except OSError as error:
         return CommandFailure(_spawn_error(argv[0], error), "")
     capture = _Capture()
-    status = _pump(process, capture, timeout_ms / 1000, abort)
+    group = _Group(process.pid)
+    try:
+        status = _pump(process, capture, timeout_ms / 1000, abort, group)
+    finally:
+        group.end()
     if status == "cancelled":
         return CommandFailure("Command cancelled", capture.stderr_tail())
     if status == "timed-out":
@@ -181,6 +191,7 @@ def _pump(
     capture: _Capture,
     timeout_s: float,
     abort: threading.Event,
+    group: _Group,
 ) -> Literal["exited", "timed-out", "cancelled"]:
     """Drain both pipes into ``capture`` until the run is decided; close them after."""
     assert process.stdout is not None
@@ -198,7 +209,7 @@ def _pump(
         while True:
             now = time.monotonic()
             if abort.is_set():
-                _signal_group(process.pid, signal.SIGKILL)
+                group.kill()
                 process.wait()
                 return "cancelled"
             if process.poll() is not None:
@@ -213,8 +224,10 @@ def _pump(
                     return "exited"
             elif not timed_out and now >= deadline:
                 timed_out = True
-                _escalate(process.pid)
+                group.terminate()
                 continue
+            elif timed_out:
+                group.kill_if_overdue()
             if not streams:
                 time.sleep(_POLL_S)
                 continue
@@ -235,9 +248,73 @@ def _pump(
             stream.close()
 
 
-def _escalate(pid: int) -> None:
-    """SIGTERM the group now and SIGKILL it after the grace, whatever happens meanwhile."""
-    _signal_group(pid, signal.SIGTERM)
-    killer = threading.Timer(SIGKILL_GRACE_S, _signal_group, (pid, signal.SIGKILL))
-    killer.daemon = True
-    killer.start()
+def _has_running_member(pgid: int) -> bool:
+    """Whether a member of ``pgid`` still runs; a zombie waiting for its reaper does not.
+
+    An orphaned descendant is reaped by init (or a subreaper) on its own schedule, and
+    ``killpg(pgid, 0)`` counts it until then. Where ``/proc`` is missing, every member
+    counts as running.
+    """
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # After the command name: state, ppid, pgrp.
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+class _Group:
+    """The run's process group (led by the direct child): SIGTERM, then SIGKILL after
+    :data:`SIGKILL_GRACE_S`, counted from the first SIGTERM."""
+
+    def __init__(self, pgid: int) -> None:
+        self.pgid = pgid
+        self.kill_at: float | None = None
+        self.killed = False
+
+    def terminate(self) -> None:
+        if self.kill_at is None:
+            _signal_group(self.pgid, signal.SIGTERM)
+            self.kill_at = time.monotonic() + SIGKILL_GRACE_S
+
+    def kill(self) -> None:
+        _signal_group(self.pgid, signal.SIGKILL)
+        self.killed = True
+
+    def kill_if_overdue(self) -> None:
+        if not self.killed and self.kill_at is not None and time.monotonic() >= self.kill_at:
+            self.kill()
+
+    def alive(self) -> bool:
+        try:
+            os.killpg(self.pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return _has_running_member(self.pgid)
+
+    def end(self) -> None:
+        """Return only once nobody is left in the group (bounded by the grace)."""
+        if not self.alive():
+            return
+        self.terminate()
+        while not self.killed:
+            if not self.alive():
+                return
+            self.kill_if_overdue()
+            time.sleep(_POLL_S)
+        # SIGKILL cannot be ignored; give the kernel a moment to take them down.
+        settle_until = time.monotonic() + 0.5
+        while self.alive() and time.monotonic() < settle_until:
+            time.sleep(_POLL_S)
