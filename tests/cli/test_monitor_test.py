@@ -170,7 +170,7 @@ def test_a_directory_points_at_validate(project: Path, run_cli: Run) -> None:
         ("---\nwatch:\n  type: nope\n---\nx\n", 'Unknown source: "nope". Available: '),
         (
             "---\nwatch:\n  type: file-fingerprint\n  globs: 42\n---\nx\n",
-            "Invalid monitor scope: scope.globs",
+            "Invalid watch block: watch.globs",
         ),
     ],
     ids=["parse", "unknown-source", "scope"],

@@ -164,5 +164,5 @@ def test_frontmatter_and_source_errors_are_reported_together(run_cli: Run) -> No
     error = report["errors"][0]["error"]
     assert "urgency: urgency bounds must each be one of" in error
     assert '(found string "urgent", line 5)' in error
-    assert "scope.globs: expected a glob string or a list of glob strings" in error
+    assert "watch.globs: expected a glob string or a list of glob strings" in error
     assert "(found integer 42, line 4)" in error

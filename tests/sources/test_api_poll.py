@@ -279,7 +279,7 @@ def test_bearer_token_from_env_is_read_at_request_time(
     message = poller.fails()
     assert message == (
         "Bearer auth requires a token. Set the AM_TEST_TOKEN environment variable or add "
-        "auth.token to your monitor's scope config."
+        "auth.token to your monitor's watch block."
     )
     assert server.requests == []
     monkeypatch.setenv("AM_TEST_TOKEN", "tok-one")
@@ -383,8 +383,9 @@ def test_transport_errors_have_clear_redacted_messages() -> None:
     assert "t0k" not in message
     dns = Poller({"url": "http://no-such-host.invalid/x"}).fails()
     assert dns.startswith("api-poll request to http://no-such-host.invalid/x failed: ")
+    # validate rejects it first; a daemon still running an older definition is told why.
     scheme = Poller({"url": "ftp://example.test/x"}).fails()
-    assert scheme.startswith("api-poll cannot request ftp://example.test/x")
+    assert scheme.startswith("Invalid api-poll config: watch.url: must be an http:// or https://")
 
 
 def test_fetch_deadline_is_one_budget_for_every_phase(server: Server) -> None:

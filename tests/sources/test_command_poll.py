@@ -158,7 +158,7 @@ def test_a_malformed_previous_state_counts_as_no_baseline(tmp_path: Path) -> Non
 
 
 def test_invalid_config_raises_in_the_reference_wording() -> None:
-    with pytest.raises(ValueError, match=r"scope\.command must be a non-empty array"):
+    with pytest.raises(ValueError, match=r"watch\.command: must be a non-empty array"):
         observe({"command": "git status"})
     with pytest.raises(ValueError, match="requires strategy: json-diff"):
         observe({"command": ["true"], "change-detection": {"ignore-paths": ["$.a"]}})

@@ -397,14 +397,14 @@ def test_git_environment_of_another_repository_is_ignored(
     [
         ({"paths": []}, "at least one git pathspec"),
         ({"paths": "docs"}, "must be an array of strings"),
-        ({}, "scope.paths: is required"),
+        ({}, "watch.paths: is required"),
         ({"paths": ["docs", " "]}, "must not contain empty pathspecs"),
         ({"paths": ["docs"], "branch": ""}, "must not be empty"),
     ],
 )
 def test_invalid_config_is_rejected(tmp_path: Path, config: dict[str, Any], message: str) -> None:
     issues = validate_scope(IncomingChangesSource(), config)
-    assert any(message in issue.render("scope") for issue in issues)
+    assert any(message in issue.render("watch") for issue in issues)
     with pytest.raises(ValueError, match="Invalid incoming-changes config") as caught:
         run(config, None, tmp_path)
     assert message in str(caught.value)

@@ -86,7 +86,7 @@ def test_redact_text_masks_known_secrets_urls_and_pairs() -> None:
 def test_redact_text_leaves_ordinary_prose_alone() -> None:
     message = (
         "Bearer auth requires a token. Set the MY_TOKEN environment variable or add "
-        "auth.token to your monitor's scope config."
+        "auth.token to your monitor's watch block."
     )
     assert redact_text(message) == message
     assert redact_text("exit 1: no such file") == "exit 1: no such file"

@@ -60,8 +60,8 @@ def test_label_and_timezone() -> None:
 @pytest.mark.parametrize(
     ("config", "message"),
     [
-        ({}, "scope.cron: is required"),
-        ({"cron": 5}, "scope.cron: expected a cron expression"),
+        ({}, "watch.cron: is required"),
+        ({"cron": 5}, "watch.cron: expected a cron expression"),
         ({"cron": "0 9 * *"}, "five-field cron"),
         ({"cron": "* * * * *", "timezone": "Mars/Base"}, '"Mars/Base" is not a valid IANA'),
     ],

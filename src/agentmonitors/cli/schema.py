@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from agentmonitors.cli.output import dump_json, report_error, warn
@@ -26,6 +28,10 @@ def generate(output: str | None) -> int:
         click.echo(text)
         return 0
     try:
+        # The README's editor example writes into a folder (.vscode/) that may not exist.
+        folder = os.path.dirname(output)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
         with open(output, "w", encoding="utf-8") as handle:
             handle.write(text + "\n")
     except OSError as error:

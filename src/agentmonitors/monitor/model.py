@@ -256,20 +256,6 @@ class Frontmatter(_Authored):
         return self.urgency if self.urgency is not None else DEFAULT_URGENCY
 
 
-# The keys each block knows, for the unknown-key warnings. Kept next to the models so
-# a new field cannot be added without being known here.
-TOP_LEVEL_KEYS = tuple(f.alias or name for name, f in Frontmatter.model_fields.items())
-NOTIFY_KEYS: dict[str, tuple[str, ...]] = {
-    "debounce": ("strategy", "settle-for"),
-    "throttle": ("strategy", "suppress-for"),
-    "rollup": ("strategy", "window", "timezone"),
-}
-SHAPE_KEYS = tuple(Shape.model_fields)
-DERIVE_KEYS = tuple(DeriveRule.model_fields)
-PAYLOAD_KEYS = tuple(Payload.model_fields)
-TRANSFORM_KEYS = tuple(PayloadTransform.model_fields)
-
-
 @dataclass(frozen=True)
 class MonitorDefinition:
     """One parsed monitor: its identity, policy (frontmatter) and instructions (body)."""

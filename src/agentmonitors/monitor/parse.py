@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -12,21 +11,12 @@ from pydantic import ValidationError
 
 from agentmonitors.monitor.frontmatter import (
     FrontmatterError,
-    YamlLines,
     load_frontmatter,
     split_document,
 )
 from agentmonitors.monitor.issues import LineLookup, describe_value, issues_from_pydantic
-from agentmonitors.monitor.model import (
-    DERIVE_KEYS,
-    NOTIFY_KEYS,
-    PAYLOAD_KEYS,
-    SHAPE_KEYS,
-    TOP_LEVEL_KEYS,
-    TRANSFORM_KEYS,
-    Frontmatter,
-    MonitorDefinition,
-)
+from agentmonitors.monitor.model import Frontmatter, MonitorDefinition
+from agentmonitors.monitor.unknown_keys import model_unknown_key_warnings
 
 FOLDER_MONITOR_FILE = "MONITOR.md"
 ID_ERROR = "Could not derive a monitor id from the file path"
@@ -44,6 +34,8 @@ class ParseFailure:
     # validate can still check it against its source and report every problem at once.
     watch_raw: dict[str, Any] | None = field(default=None, compare=False)
     lines: LineLookup | None = field(default=None, compare=False, repr=False)
+    # Unknown-key warnings are shown next to the errors: a typo is often their cause.
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
 ParseOutcome = MonitorDefinition | ParseFailure
@@ -61,64 +53,17 @@ def monitor_id_for(file_path: str) -> str | None:
     return candidate
 
 
-def nearest_key_hint(key: str, known: Iterable[str]) -> str:
-    choices = list(known)
-    close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
-    if close:
-        return f'did you mean "{close[0]}"?'
-    ranked = sorted(choices, key=lambda choice: -difflib.SequenceMatcher(None, key, choice).ratio())
-    return f'the nearest known key is "{ranked[0]}"' if ranked else "no keys are known here"
-
-
-def unknown_key_warnings(
-    data: Mapping[str, Any], known: Iterable[str], where: str, lines: LineLookup | None
-) -> list[str]:
-    known_keys = tuple(known)
-    warnings = []
-    for key in data:
-        if key in known_keys:
-            continue
-        dotted = f"{where}.{key}" if where else str(key)
-        path = tuple(int(part) if part.isdigit() else part for part in where.split(".") if part)
-        line = lines((*path, key)) if lines is not None else None
+def _frontmatter_warnings(data: Mapping[str, Any], lines: LineLookup, monitor_id: str) -> list[str]:
+    """The frontmatter's own unknown keys, at any depth; ``watch`` is its source's to check."""
+    warnings: list[str] = []
+    if "id" in data:
+        line = lines(("id",))
         at = f" (line {line})" if line is not None else ""
         warnings.append(
-            f'unknown key "{dotted}" is ignored — {nearest_key_hint(str(key), known_keys)}{at}'
+            f'"id" is ignored: a monitor\'s id comes from its file or folder name '
+            f'("{monitor_id}"){at}'
         )
-    return warnings
-
-
-def _frontmatter_warnings(data: Mapping[str, Any], lines: YamlLines, monitor_id: str) -> list[str]:
-    warnings: list[str] = []
-    for key in data:
-        if key == "id":
-            line = lines(("id",))
-            at = f" (line {line})" if line is not None else ""
-            warnings.append(
-                f'"id" is ignored: a monitor\'s id comes from its file or folder name '
-                f'("{monitor_id}"){at}'
-            )
-    top = {key: value for key, value in data.items() if key != "id"}
-    warnings += unknown_key_warnings(top, TOP_LEVEL_KEYS, "", lines)
-    notify = data.get("notify")
-    if isinstance(notify, Mapping) and notify.get("strategy") in NOTIFY_KEYS:
-        warnings += unknown_key_warnings(notify, NOTIFY_KEYS[notify["strategy"]], "notify", lines)
-    shape = data.get("shape")
-    if isinstance(shape, Mapping):
-        warnings += unknown_key_warnings(shape, SHAPE_KEYS, "shape", lines)
-        derive = shape.get("derive")
-        if isinstance(derive, list):
-            for index, rule in enumerate(derive):
-                if isinstance(rule, Mapping):
-                    warnings += unknown_key_warnings(
-                        rule, DERIVE_KEYS, f"shape.derive.{index}", lines
-                    )
-    payload = data.get("payload")
-    if isinstance(payload, Mapping):
-        warnings += unknown_key_warnings(payload, PAYLOAD_KEYS, "payload", lines)
-        transform = payload.get("transform")
-        if isinstance(transform, Mapping):
-            warnings += unknown_key_warnings(transform, TRANSFORM_KEYS, "payload.transform", lines)
+    warnings += model_unknown_key_warnings(data, Frontmatter, (), lines, skip=("id", "watch"))
     return warnings
 
 
@@ -183,6 +128,7 @@ def parse_monitor(
             scope,
             dict(watch) if isinstance(watch, Mapping) else None,
             loaded.lines,
+            tuple(_frontmatter_warnings(data, loaded.lines, monitor_id)),
         )
     warnings = _frontmatter_warnings(data, loaded.lines, monitor_id)
     watch_raw = dict(data["watch"])

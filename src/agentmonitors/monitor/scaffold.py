@@ -120,7 +120,8 @@ def render_template(
             "  # Git pathspecs: report files under these that change whenever the branch\n"
             "  # moves (a pull, a merge, a rebase or a local commit).\n"
             f"  paths:\n{_list_block(paths)}\n"
-            "  branch: main\n"
+            "  # The branch to follow; by default HEAD, whatever is checked out.\n"
+            "  # branch: main\n"
         )
         body = (
             "Files under the watched paths changed in the latest update of the branch.\n"

@@ -11,8 +11,18 @@ from typing import Any
 from agentmonitors.monitor.discovery import ScanResult
 from agentmonitors.monitor.issues import LineLookup
 from agentmonitors.monitor.model import MonitorDefinition
-from agentmonitors.monitor.parse import unknown_key_warnings
-from agentmonitors.sources.base import SourceRegistry, known_keys_for, validate_scope
+from agentmonitors.monitor.unknown_keys import model_unknown_key_warnings, unknown_key_warning
+from agentmonitors.sources.base import (
+    ModelSource,
+    Source,
+    SourceRegistry,
+    known_keys_for,
+    validate_scope,
+)
+
+# Every source's config sits under the authored ``watch:`` block, so that is the path
+# its problems are reported at (``watch.globs``), whatever the model calls it.
+WATCH = "watch"
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,34 @@ def _under_watch(lines: LineLookup | None) -> LineLookup | None:
     return lambda path: lines(("watch", *path))
 
 
+def watch_warnings(source: Source, config: dict[str, Any], lines: LineLookup | None) -> list[str]:
+    """Unknown keys in a watch block (``type`` aside), at any depth its source models."""
+    # ``interval`` belongs to the runtime for every source.
+    runtime_keys = ("type", "interval")
+    if isinstance(source, ModelSource):
+        return model_unknown_key_warnings(
+            config, source.config_model, (WATCH,), lines, extra_known=runtime_keys
+        )
+    known = known_keys_for(source)
+    if known is None:
+        return []
+    known_here = (*known, *runtime_keys)
+    return [
+        unknown_key_warning(str(key), (WATCH,), known_here, lines)
+        for key in config
+        if key not in known_here
+    ]
+
+
+def _watch_errors(source: Source, config: dict[str, Any], lines: LineLookup | None) -> list[str]:
+    return [issue.render(WATCH, _under_watch(lines)) for issue in validate_scope(source, config)]
+
+
+def one_per_mistake(messages: list[str]) -> list[str]:
+    """Each message once, in order: the frontmatter and the source may both check a key."""
+    return list(dict.fromkeys(messages))
+
+
 def check_monitor(
     monitor: MonitorDefinition, registry: SourceRegistry
 ) -> tuple[list[str], list[str]]:
@@ -65,15 +103,8 @@ def check_monitor(
     if source is None:
         return [_unknown_source(monitor.source_name, monitor.lines, registry)], warnings
     config = monitor.source_config
-    errors = [
-        issue.render("scope", _under_watch(monitor.lines))
-        for issue in validate_scope(source, config)
-    ]
-    known = known_keys_for(source)
-    if known is not None:
-        # ``interval`` belongs to the runtime for every source.
-        known_here = (*known, "type", "interval")
-        warnings += unknown_key_warnings(config, known_here, "watch", monitor.lines)
+    errors = one_per_mistake(_watch_errors(source, config, monitor.lines))
+    warnings += watch_warnings(source, config, monitor.lines)
     if not errors:
         advice = getattr(source, "config_warnings", None)
         if callable(advice):
@@ -81,32 +112,33 @@ def check_monitor(
     return errors, warnings
 
 
-def _source_errors(
+def _failure_checks(
     watch: dict[str, Any] | None, lines: LineLookup | None, registry: SourceRegistry
-) -> list[str]:
-    """Source-config errors of a monitor whose frontmatter failed elsewhere."""
+) -> tuple[list[str], list[str]]:
+    """Source-config errors and warnings of a monitor whose frontmatter failed elsewhere."""
     if watch is None or not isinstance(watch.get("type"), str):
-        return []
+        return [], []
     source = registry.get(watch["type"])
     if source is None:
-        return [_unknown_source(watch["type"], lines, registry)]
+        return [_unknown_source(watch["type"], lines, registry)], []
     config = {key: value for key, value in watch.items() if key != "type"}
-    return [issue.render("scope", _under_watch(lines)) for issue in validate_scope(source, config)]
+    return _watch_errors(source, config, lines), watch_warnings(source, config, lines)
 
 
 def validate_scan(scan: ScanResult, registry: SourceRegistry) -> ValidationReport:
     duplicated = {path for dup in scan.duplicate_ids for path in dup.file_paths}
     valid: list[MonitorDefinition] = []
     errors: list[ValidationError] = []
-    for failure in scan.errors:
-        message = failure.error
-        extra = _source_errors(failure.watch_raw, failure.lines, registry)
-        if extra:
-            message = "; ".join([message, *extra])
-        errors.append(
-            ValidationError(failure.id or failure.file_path, message, (failure.file_path,))
-        )
     warnings: list[ValidationWarning] = []
+    for failure in scan.errors:
+        extra, failure_warnings = _failure_checks(failure.watch_raw, failure.lines, registry)
+        message = "; ".join(one_per_mistake([*failure.error.split("; "), *extra]))
+        key = failure.id or failure.file_path
+        errors.append(ValidationError(key, message, (failure.file_path,)))
+        warnings += [
+            ValidationWarning(key, text, failure.file_path)
+            for text in (*failure.warnings, *failure_warnings)
+        ]
     for monitor in scan.monitors:
         monitor_errors, monitor_warnings = check_monitor(monitor, registry)
         warnings += [

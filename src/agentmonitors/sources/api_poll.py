@@ -55,6 +55,23 @@ class Auth(OpenBlock):
     password: str | None = Field(default=None, description="Basic auth password.")
 
 
+def http_url_problem(text: str) -> str | None:
+    """Why ``text`` is not an absolute http(s) URL with a host, or None when it is one."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text.strip())
+        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number
+    except ValueError as error:
+        return f"must be an http(s) URL ({error})"
+    if parts.scheme.lower() not in ("http", "https"):
+        shown = f'"{parts.scheme}:"' if parts.scheme else "none"
+        return f"must be an http:// or https:// URL (scheme found: {shown})"
+    if not parts.hostname:
+        return "must be an http:// or https:// URL with a host, e.g. https://example.com/status"
+    return None
+
+
 class CompositePart(OpenBlock):
     id: str = Field(
         description="Stable name of this part of the whole.",
@@ -82,6 +99,9 @@ class CompositePart(OpenBlock):
         text = require_str(value)
         if not text:
             raise fail("change-detection.composite.parts[].url must be non-empty", "am_empty")
+        problem = http_url_problem(text)
+        if problem is not None:
+            raise fail(problem, "am_url")
         return text
 
 
@@ -176,7 +196,10 @@ class ApiPollConfig(SourceConfig):
             raise fail("is required (or configure change-detection.composite)", "url_missing")
         text = require_str(value, "a URL string")
         if not text.strip():
-            raise fail("scope.url must not be empty", "am_empty")
+            raise fail("must not be empty", "am_empty")
+        problem = http_url_problem(text)
+        if problem is not None:
+            raise fail(problem, "am_url")
         return text
 
     @field_validator("auth")
@@ -185,7 +208,7 @@ class ApiPollConfig(SourceConfig):
         if value is not None and value.type == "bearer" and not (value.token or value.token_env):
             raise fail(
                 "Bearer auth requires a token. Add auth.token or auth.token-env to your "
-                "monitor's scope config.",
+                "monitor's watch block.",
                 "bearer_token",
             )
         return value
@@ -252,11 +275,11 @@ def _auth_headers(auth: Auth | None) -> tuple[dict[str, str], list[str]]:
             if auth.token_env:
                 raise ValueError(
                     f"Bearer auth requires a token. Set the {auth.token_env} environment "
-                    "variable or add auth.token to your monitor's scope config."
+                    "variable or add auth.token to your monitor's watch block."
                 )
             raise ValueError(
                 "Bearer auth requires a token. Add auth.token or auth.token-env to your "
-                "monitor's scope config."
+                "monitor's watch block."
             )
         return {"Authorization": f"Bearer {token}"}, [token]
     username = auth.username or ""
@@ -267,7 +290,7 @@ def _auth_headers(auth: Auth | None) -> tuple[dict[str, str], list[str]]:
             raise ValueError(
                 f"Basic auth reads its password from the {auth.token_env} environment "
                 "variable, which is not set. Set it or add auth.password to your monitor's "
-                "scope config."
+                "watch block."
             )
     password = password or ""
     encoded = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")

@@ -146,7 +146,7 @@ class ModelSource:
             return self.parse_config(config)
         except ValidationError as error:
             problems = "; ".join(
-                issue.render("scope") for issue in issues_from_pydantic(error, dict(config))
+                issue.render("watch") for issue in issues_from_pydantic(error, dict(config))
             )
             raise ValueError(f"Invalid {self.name} config: {problems}") from None
 

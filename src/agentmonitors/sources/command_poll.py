@@ -47,9 +47,7 @@ from agentmonitors.sources.observation import Observation, ObservationContext, O
 from agentmonitors.sources.redact import redact_text
 
 SCAFFOLD_DEFAULT_COMMAND = ("git", "ls-remote", "origin", "refs/heads/main")
-ARGV_MESSAGE = (
-    'scope.command must be a non-empty array of strings (argv form, e.g. ["git", "status"]).'
-)
+ARGV_MESSAGE = 'must be a non-empty array of strings (argv form, e.g. ["git", "status"]).'
 
 
 def _argv(value: Any) -> list[str]:

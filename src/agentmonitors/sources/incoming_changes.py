@@ -51,11 +51,11 @@ _SNAPSHOT_READS = 8
 def _pathspecs(value: Any) -> list[str]:
     if isinstance(value, str):
         raise fail(
-            f"scope.paths must be an array of strings — write it as a list: paths: ['{value}']",
+            f"must be an array of strings — write it as a list: paths: ['{value}']",
             "am_type",
         )
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise fail("scope.paths must be an array of strings", "am_type")
+        raise fail("must be an array of strings", "am_type")
     if not value:
         raise fail("must contain at least one git pathspec", "am_empty")
     if any(not item.strip() for item in value):
