@@ -5,10 +5,19 @@ Events of a ``net`` monitor that carry a snapshot and an object key are grouped 
 ``created_at``, then id) is delivered, the older ones are marked
 ``net_suppressed_at``, and the survivor's per-recipient diff is re-anchored to the
 recipient's cursor so it spans the whole catch-up. Every other event is its own group.
+
+A group that starts with the object's creation, which this recipient was never shown
+(a file created, then edited before it settled), is presented as that creation: the
+creation's title and summary, and the survivor's whole content as added lines. A diff
+against the version as created would be against a version the agent never saw.
+
+Folded rows follow their survivor: acknowledging it acknowledges them (see
+``states.acknowledge``), so none is left claimed-but-unread behind it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +27,8 @@ from agentmonitors.delivery.records import DeliveryRow
 from agentmonitors.runtime.diff import build_diff
 
 GroupKey = tuple[str, ...]
+# ``changeKind`` values that mean the object did not exist before the event.
+CREATION_KINDS = frozenset({"created", "added"})
 
 
 def collapsible(row: DeliveryRow) -> bool:
@@ -42,30 +53,60 @@ class CollapseView:
     suppressed: list[DeliveryRow]
     # Survivors of groups that really collapsed (more than one event).
     multi_survivors: list[DeliveryRow]
+    # Survivors presented as the unseen creation their group started with (by id).
+    as_created: frozenset[str] = frozenset()
+
+
+def is_unseen_creation(row: DeliveryRow) -> bool:
+    """The object's first version, never surfaced to this recipient."""
+    scope = row.event.query_scope
+    return row.pending and isinstance(scope, dict) and scope.get("changeKind") in CREATION_KINDS
+
+
+def presented_as_created(survivor: DeliveryRow, creation: DeliveryRow) -> DeliveryRow:
+    """The survivor under its creation's title and summary (same id, same content)."""
+    event = dataclasses.replace(
+        survivor.event, title=creation.event.title, summary=creation.event.summary
+    )
+    return dataclasses.replace(survivor, event=event, digest=creation.digest)
 
 
 def collapse_view(rows: Sequence[DeliveryRow]) -> CollapseView:
     """Which rows survive and which fold away; reads and writes nothing."""
     newest: dict[GroupKey, DeliveryRow] = {}
+    oldest: dict[GroupKey, DeliveryRow] = {}
     sizes: dict[GroupKey, int] = {}
     for row in sorted(rows, key=lambda item: (item.event.created_at, item.id)):
         if collapsible(row):
             key = group_key(row)
             newest[key] = row
+            oldest.setdefault(key, row)
             sizes[key] = sizes.get(key, 0) + 1
     delivered: list[DeliveryRow] = []
     suppressed: list[DeliveryRow] = []
     multi: list[DeliveryRow] = []
+    as_created: set[str] = set()
     for row in rows:
         key = group_key(row)
         survivor = newest.get(key)
-        if survivor is None or survivor.id == row.id:
-            delivered.append(row)
-            if survivor is not None and sizes[key] > 1:
-                multi.append(row)
-        else:
-            suppressed.append(row)
-    return CollapseView(delivered, suppressed, multi)
+        if survivor is None or survivor.id != row.id:
+            (delivered if survivor is None else suppressed).append(row)
+            continue
+        shown = row
+        if sizes[key] > 1:
+            if is_unseen_creation(oldest[key]):
+                shown = presented_as_created(row, oldest[key])
+                as_created.add(row.id)
+            multi.append(shown)
+        delivered.append(shown)
+    return CollapseView(delivered, suppressed, multi, frozenset(as_created))
+
+
+def creation_diff(content: str) -> str:
+    """Every line of ``content`` as added, in the diff's own line format."""
+    if content.endswith("\n"):
+        content = content[:-1]
+    return "\n".join(f"+ {number}: {line}" for number, line in enumerate(content.split("\n"), 1))
 
 
 def _strategy(row: DeliveryRow) -> str | None:
@@ -88,6 +129,9 @@ def rediffs(conn: sqlite3.Connection, session_id: str, view: CollapseView) -> di
     """Re-anchored deltas of the collapsed survivors, by event id (read-only)."""
     found: dict[str, str] = {}
     for row in view.multi_survivors:
+        if row.id in view.as_created and row.event.snapshot_text is not None:
+            found[row.id] = creation_diff(row.event.snapshot_text)
+            continue
         diff = rediff(conn, session_id, row)
         if diff is not None:
             found[row.id] = diff

@@ -151,6 +151,11 @@ class DeliveryService:
                 ids = [
                     row.id for row in states.unread_rows(conn, session_id) if row.id not in leased
                 ]
+                ids += [
+                    event_id
+                    for event_id in states.folded_unacknowledged(conn, session_id)
+                    if event_id not in leased
+                ]
             else:
                 ids = list(event_ids)
             if ids:

@@ -104,6 +104,10 @@ def acknowledge(
 ) -> list[str]:
     """Acknowledge exactly these events of this session; other ids are left alone.
 
+    Rows the ``net`` collapse folded into one of them (older events of the same object,
+    never shown on their own) are acknowledged with it: no ack-all could reach them
+    otherwise, and they would stay claimed forever.
+
     Returns the ids that were never projected to this session, so a caller can tell
     a typo from success.
     """
@@ -125,7 +129,35 @@ def acknowledge(
             f" WHERE session_id = ? AND event_id IN ({marks})",
             (now, now, session_id, *chunk),
         )
+        conn.execute(
+            "UPDATE session_event_state SET acknowledged_at = ?, updated_at = ?"
+            " WHERE session_id = ? AND acknowledged_at IS NULL AND net_suppressed_at IS NOT NULL"
+            " AND event_id IN (SELECT folded.id FROM monitor_events folded"
+            " JOIN monitor_events survivor ON survivor.monitor_id = folded.monitor_id"
+            " AND survivor.object_key = folded.object_key"
+            " AND COALESCE(survivor.workspace_path, '') = COALESCE(folded.workspace_path, '')"
+            " AND (folded.created_at < survivor.created_at"
+            " OR (folded.created_at = survivor.created_at AND folded.id < survivor.id))"
+            f" WHERE survivor.id IN ({marks}))",
+            (now, now, session_id, *chunk),
+        )
     return unknown
+
+
+def folded_unacknowledged(conn: sqlite3.Connection, session_id: str) -> list[str]:
+    """Rows the ``net`` collapse folded away that are still unacknowledged.
+
+    Only a database written before folded rows followed their survivor holds any whose
+    survivor is already acknowledged; ack-all clears those too.
+    """
+    return [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT event_id FROM session_event_state WHERE session_id = ?"
+            " AND acknowledged_at IS NULL AND net_suppressed_at IS NOT NULL",
+            (session_id,),
+        )
+    ]
 
 
 def mark_claimed(
