@@ -101,7 +101,7 @@ def test_errors_go_to_stdout_as_json_or_stderr_as_text(run_cli: Run) -> None:
     as_text = run_cli("scan", "missing-dir", "--format", "text")
     assert as_text.code == 1
     assert as_text.out == ""
-    assert as_text.err.strip() == 'Error: path "missing-dir" does not exist'
+    assert as_text.err.strip() == 'error: path "missing-dir" does not exist'
 
 
 @pytest.mark.slow

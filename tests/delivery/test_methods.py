@@ -109,9 +109,15 @@ def test_claim_reserve_commit_release_ack_over_ipc(world: World, ipc: Ipc) -> No
     assert [h["reason"] for h in diagnosis["holds"]] == ["already-claimed"]
     assert ipc("events.ack", sessionId=session, eventIds=[high, "bogus"]) == {
         "ok": True,
+        "acknowledged": 1,
+        "heldByDelivery": 0,
         "unknownEventIds": ["bogus"],
     }
-    assert ipc("events.ack", sessionId=session) == {"ok": True}
+    assert ipc("events.ack", sessionId=session) == {
+        "ok": True,
+        "acknowledged": 1,
+        "heldByDelivery": 0,
+    }
     assert ipc("events.list", sessionId=session, unreadOnly=True) == []
 
 

@@ -1041,7 +1041,7 @@ def test_missing_directory(tmp_path: Path, run_cli: Run) -> None:
     text = run_cli("validate", str(missing))
     assert text.code == 1
     assert text.out == ""
-    assert f'Error: path "{missing}" does not exist' in text.err
+    assert f'error: path "{missing}" does not exist' in text.err
 
 
 def test_missing_directory_next_to_a_real_one(

@@ -259,7 +259,7 @@ def test_session_start_boots_registers_and_the_reminder_fires_once(project: Proj
         text=True,
         check=False,
     )
-    assert (ack.returncode, ack.stdout.strip()) == (0, "Acknowledged events.")
+    assert (ack.returncode, ack.stdout.strip()) == (0, "Acknowledged 2 events.")
     assert {event["deliveryState"] for event in project.events()} == {"acknowledged"}
     project.change(text="third\n")
     code, out, _ = deliver(project.payload("PostToolUse"))
@@ -404,12 +404,14 @@ def test_events_ack_unknown_session_or_id_names_session_list(
     empty = run_cli(
         "events", "ack", "--session", session_id, "--socket", project.socket, "--event-ids", ""
     )
-    assert (empty.code, empty.out.strip()) == (0, "Acknowledged events.")
+    assert (empty.code, empty.out.strip()) == (0, "Acknowledged 0 events.")
     text = run_cli(
         "events", "list", "--session", session_id, "--socket", project.socket, "--format", "text"
     )
-    line = text.out.strip()
-    assert line.startswith(f"{event['id']}  notes  normal  acknowledged  File changed: ")
+    header, line = text.out.strip().splitlines()
+    assert header.split() == ["ID", "Monitor", "Urgency", "State", "Title"]
+    assert line.split()[:5] == [event["id"], "notes", "normal", "acknowledged", "File"]
+    assert "File changed: " in line
 
 
 def test_daemon_killed_between_reserve_and_commit_redelivers(project: Project) -> None:

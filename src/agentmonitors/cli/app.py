@@ -71,7 +71,7 @@ def run(args: list[str]) -> int:
         click.echo("error: aborted", err=True)
         return 1
     except click.exceptions.ClickException as error:
-        click.echo(f"Error: {error.format_message()}", err=True)
+        click.echo(f"error: {error.format_message()}", err=True)
         return 1
     except BrokenPipeError:
         return 1

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli.output import report_error
+from agentmonitors.cli.output import print_error, report_error
 
 SESSION_HINT = "Run `agentmonitors session list` to find a session id."
 
@@ -38,7 +38,7 @@ def ask(socket_path: str, method: str, params: dict[str, Any], *, as_json: bool 
     try:
         return call(socket_path, method, params)
     except DaemonConnectionError:
-        click.echo(NO_DAEMON_MESSAGE, err=True)
+        print_error(NO_DAEMON_MESSAGE)
         raise DaemonCallFailed from None
     except DaemonError as error:
         message = str(error)

@@ -171,7 +171,7 @@ def command(keep: bool) -> int:
             "\nDemo passed: the change reached the session, and was delivered once.", bold=True
         )
     except DemoFailed as error:
-        click.echo(f"\nDemo failed: {error}", err=True)
+        click.echo(f"error: demo failed: {error}", err=True)
         code = 1
     finally:
         demo.run("daemon", "stop", check=False)

@@ -6,8 +6,33 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.completion import complete_monitor_id, complete_session_id
 from agentmonitors.cli.daemon_calls import SESSION_HINT, DaemonCallFailed, ask, manual_socket
-from agentmonitors.cli.output import emit, format_option, report_error, resolve_format
+from agentmonitors.cli.output import (
+    dump_json,
+    emit,
+    format_option,
+    report_error,
+    resolve_format,
+    text_table,
+)
+
+
+class _MissingSession(click.MissingParameter):
+    """A missing ``--session`` says where to find one (spec 05 §2.1)."""
+
+    def format_message(self) -> str:
+        return f"{super().format_message()}\n{SESSION_HINT}"
+
+
+class SessionOption(click.Option):
+    """``--session``: required, and its absence points at ``session list``."""
+
+    def process_value(self, ctx: click.Context, value: Any) -> Any:
+        try:
+            return super().process_value(ctx, value)
+        except click.MissingParameter as error:
+            raise _MissingSession(ctx=ctx, param=self) from error
 
 
 @click.group("events", help="A session's events: list them, acknowledge them.")
@@ -32,35 +57,64 @@ def single_line(text: str) -> str:
 def events_text(records: list[dict[str, Any]]) -> str:
     if not records:
         return "No events found."
-    lines = []
+    rows = []
     for record in records:
         summary = record.get("summary") or ""
         detail = f"  {single_line(summary)}" if summary and summary != record["title"] else ""
-        lines.append(
-            f"{record['id']}  {single_line(record['monitorId'])}  {record['urgency']}  "
-            f"{record.get('deliveryState', 'unread')}  {single_line(record['title'])}{detail}"
+        rows.append(
+            (
+                record["id"],
+                single_line(record["monitorId"]),
+                record["urgency"],
+                record.get("deliveryState", "unread"),
+                single_line(record["title"]) + detail,
+            )
         )
-    return "\n".join(lines)
+    return text_table(("ID", "Monitor", "Urgency", "State", "Title"), rows)
 
 
 def parse_scope(raw: str | None) -> dict[str, str] | None:
-    if not raw:
+    """``key=value,key2=value2``; anything else is a usage error naming ``--scope``."""
+    if raw is None:
         return None
     scope = {}
     for segment in raw.split(","):
-        key, _, value = segment.partition("=")
-        if key.strip() and value.strip():
-            scope[key.strip()] = value.strip()
-    return scope or None
+        key, sep, value = segment.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise click.BadParameter(
+                f"expected key=value pairs separated by commas, e.g. filePath=docs/a.md "
+                f"(got {segment.strip()!r})",
+                param_hint="'--scope'",
+            )
+        scope[key.strip()] = value.strip()
+    return scope
+
+
+def _scope_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    del ctx, param
+    return parse_scope(value)
 
 
 @command.command("list", help="A session's events, newest first.")
-@click.option("--session", "session_id", required=True, help="AgentMon session id. " + SESSION_HINT)
+@click.option(
+    "--session",
+    "session_id",
+    cls=SessionOption,
+    required=True,
+    help="AgentMon session id. " + SESSION_HINT,
+    shell_complete=complete_session_id,
+)
 @click.option("--socket", help="Unix socket of the daemon.")
-@click.option("--monitor", help="Only this monitor's events.")
-@click.option("--urgency", type=click.Choice(["low", "normal", "high"]))
+@click.option("--monitor", help="Only this monitor's events.", shell_complete=complete_monitor_id)
+@click.option(
+    "--urgency", type=click.Choice(["low", "normal", "high"]), help="Only events of this urgency."
+)
 @click.option("--tag", "tags", multiple=True, help="Only events with this tag (repeatable).")
-@click.option("--scope", help="Scope filters: key=value,key2=value2.")
+@click.option(
+    "--scope",
+    callback=_scope_callback,
+    help="Only events whose scope matches: key=value,key2=value2 (e.g. filePath=docs/a.md).",
+)
 @click.option("--unread", is_flag=True, help="Only unacknowledged events (claimed included).")
 @click.option("--since-baseline", is_flag=True, help="Only events since the session began.")
 @format_option(("toon", "json", "text"), None)
@@ -70,7 +124,7 @@ def list_(
     monitor: str | None,
     urgency: str | None,
     tags: tuple[str, ...],
-    scope: str | None,
+    scope: dict[str, str] | None,
     unread: bool,
     since_baseline: bool,
     output_format: str | None,
@@ -83,9 +137,8 @@ def list_(
         params["urgency"] = urgency
     if tags:
         params["tags"] = list(tags)
-    scope_filter = parse_scope(scope)
-    if scope_filter:
-        params["scope"] = scope_filter
+    if scope:
+        params["scope"] = scope
     if unread:
         params["unreadOnly"] = True
     if since_baseline:
@@ -106,22 +159,37 @@ def split_ids(raw: str) -> list[str]:
 
 
 @command.command("ack", help="Acknowledge events (all unread when --event-ids is omitted).")
-@click.option("--session", "session_id", required=True, help="AgentMon session id. " + SESSION_HINT)
+@click.option(
+    "--session",
+    "session_id",
+    cls=SessionOption,
+    required=True,
+    help="AgentMon session id. " + SESSION_HINT,
+    shell_complete=complete_session_id,
+)
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option(
     "--event-ids",
     help="Comma-separated ids; omit to acknowledge every unread event except rows an "
     "in-flight delivery is holding.",
 )
-def ack(session_id: str, socket: str | None, event_ids: str | None) -> int:
+@format_option(("json", "text"), "text")
+def ack(
+    session_id: str, socket: str | None, event_ids: str | None, output_format: str | None
+) -> int:
+    as_json = output_format == "json"
     params: dict[str, Any] = {"sessionId": session_id}
     if event_ids is not None:
         params["eventIds"] = split_ids(event_ids)
     try:
-        result = ask(manual_socket(socket), "events.ack", params)
+        result = ask(manual_socket(socket), "events.ack", params, as_json=as_json)
     except DaemonCallFailed:
         return 1
-    unknown = result.get("unknownEventIds") if isinstance(result, dict) else None
+    reply: dict[str, Any] = result if isinstance(result, dict) else {"ok": True}
+    unknown = reply.get("unknownEventIds")
+    if as_json:
+        click.echo(dump_json(reply))
+        return 1 if unknown else 0
     if unknown:
         return report_error(
             f"no such event for session {session_id}: {', '.join(unknown)} (the others, if any, "
@@ -129,5 +197,25 @@ def ack(session_id: str, socket: str | None, event_ids: str | None) -> int:
             + SESSION_HINT,
             False,
         )
-    click.echo("Acknowledged events.")
+    click.echo(ack_text(reply))
     return 0
+
+
+def _events(count: int) -> str:
+    return f"{count} event{'' if count == 1 else 's'}"
+
+
+def ack_text(reply: dict[str, Any]) -> str:
+    """What was acknowledged, and what an in-flight delivery kept unread."""
+    acknowledged = reply.get("acknowledged")
+    if not isinstance(acknowledged, int):  # a daemon that predates the counts
+        return "Acknowledged events."
+    lines = [f"Acknowledged {_events(acknowledged)}."]
+    held = reply.get("heldByDelivery")
+    if isinstance(held, int) and held:
+        them, stays = ("it", "stays") if held == 1 else ("them", "stay")
+        lines.append(
+            f"{_events(held)} {stays} unread: a delivery in flight holds {them}. Acknowledge "
+            f"{them} by id once shown, or run this again after 30 s."
+        )
+    return "\n".join(lines)

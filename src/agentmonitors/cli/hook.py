@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import SESSION_HINT, DaemonCallFailed, ask, manual_socket
 from agentmonitors.cli.output import dump_json, format_option
 
@@ -20,8 +21,18 @@ def command() -> None:
     help="Claude Code hook (UserPromptSubmit, PostToolUse, Stop, SessionStart): read the "
     "payload on stdin and print what the agent should see. Always exits 0.",
 )
-@click.option("--lifecycle", type=click.Choice(LIFECYCLES), help="Override the hook mapping.")
-@click.option("--format", "output_format", type=click.Choice(["json", "text"]), default="json")
+@click.option(
+    "--lifecycle",
+    type=click.Choice(LIFECYCLES),
+    help="Deliver for this lifecycle instead of the one the hook event maps to.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["json", "text"]),
+    default="json",
+    help="json: the hook JSON Claude Code reads (default); text: the delivery alone.",
+)
 @click.option("--socket", help="Unix socket of the daemon (default: the workspace's).")
 @click.option("--debug", is_flag=True, help="Explain each step on stderr.")
 def deliver(lifecycle: str | None, output_format: str, socket: str | None, debug: bool) -> int:
@@ -38,8 +49,19 @@ def deliver(lifecycle: str | None, output_format: str, socket: str | None, debug
 
 
 @command.command("claim", help="Claim a delivery by hand (marks rows claimed, never acknowledged).")
-@click.option("--session", "session_id", required=True, help="AgentMon session id. " + SESSION_HINT)
-@click.option("--lifecycle", type=click.Choice(LIFECYCLES), required=True)
+@click.option(
+    "--session",
+    "session_id",
+    required=True,
+    help="AgentMon session id. " + SESSION_HINT,
+    shell_complete=complete_session_id,
+)
+@click.option(
+    "--lifecycle",
+    type=click.Choice(LIFECYCLES),
+    required=True,
+    help="The delivery moment to claim for (it decides which urgencies are due).",
+)
 @click.option("--socket", help="Unix socket of the daemon.")
 @format_option(("text", "json"), "json")
 def claim(session_id: str, lifecycle: str, socket: str | None, output_format: str) -> int:

@@ -61,14 +61,14 @@ def _scaffold(
             command=commands,
         )
     except ScaffoldError as error:
-        click.echo(f"Error: {error}", err=True)
+        click.echo(f"error: {error}", err=True)
         return 1
     except OSError as error:
-        click.echo(f"Error: cannot create the monitor: {error.strerror or error}", err=True)
+        click.echo(f"error: cannot create the monitor: {error.strerror or error}", err=True)
         return 1
     shown_dir = display_path(monitors_dir)
     if not result.created:
-        click.echo(f"Monitor already exists: {display_path(result.file_path)}", err=True)
+        click.echo(f"error: Monitor already exists: {display_path(result.file_path)}", err=True)
         return 1
     click.echo(f"Created monitor: {display_path(result.file_path)}")
     click.echo("\nEdit it to say what to watch and what the agent should do, then run:")
@@ -83,7 +83,7 @@ def _bootstrap(
         enable_status = enable_workspace(workspace)
         gitignore_status = ensure_gitignore(workspace)
     except OSError as error:
-        click.echo(f"Error: cannot set up {workspace}: {error.strerror or error}", err=True)
+        click.echo(f"error: cannot set up {workspace}: {error.strerror or error}", err=True)
         return 1
     created: ScaffoldResult | None = None
     existing: ScaffoldResult | None = None
@@ -105,7 +105,7 @@ def _bootstrap(
             try:
                 result = scaffold_monitor(monitors_dir, choice[0], choice[1])
             except ScaffoldError as error:
-                click.echo(f"Error: {error}", err=True)
+                click.echo(f"error: {error}", err=True)
                 return 1
             created, existing = (result, None) if result.created else (None, result)
     ignored = ", ".join(GITIGNORE_LINES)

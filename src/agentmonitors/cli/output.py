@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 import click
@@ -82,13 +82,23 @@ def emit(value: Any, fmt: OutputFormat, text: Callable[[], str]) -> None:
             click.echo(rendered)
 
 
+# Every failure a command reports on stderr starts with this, click's usage errors
+# included, so a script (or a person scanning a log) has one form to look for.
+ERROR_PREFIX = "error: "
+
+
+def print_error(message: str) -> int:
+    """``error: <message>`` on stderr; returns 1, the exit code of every failure."""
+    click.echo(ERROR_PREFIX + message, err=True)
+    return 1
+
+
 def report_error(message: str, as_json: bool) -> int:
-    """``{"error": …}`` on stdout under JSON, ``Error: …`` on stderr otherwise; returns 1."""
+    """``{"error": …}`` on stdout under JSON, ``error: …`` on stderr otherwise; returns 1."""
     if as_json:
         click.echo(dump_json({"error": message}))
-    else:
-        click.echo(f"Error: {message}", err=True)
-    return 1
+        return 1
+    return print_error(message)
 
 
 def warn(message: str) -> None:
@@ -110,6 +120,22 @@ def format_option(
         type=click.Choice(choices),
         default=default,
         help=help_text,
+    )
+
+
+def text_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """Rows under a header line, each column as wide as its widest cell.
+
+    The last column is not padded, so lines carry no trailing spaces.
+    """
+    table = [list(headers), *([str(cell) for cell in row] for row in rows)]
+    widths = [max(len(line[column]) for line in table) for column in range(len(headers))]
+    return "\n".join(
+        "  ".join(
+            cell if column == len(line) - 1 else cell.ljust(widths[column])
+            for column, cell in enumerate(line)
+        ).rstrip()
+        for line in table
     )
 
 

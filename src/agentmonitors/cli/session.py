@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import DaemonCallFailed, ask, manual_socket
-from agentmonitors.cli.output import dump_json, format_option
+from agentmonitors.cli.output import dump_json, format_option, text_table
 
 
 @click.group("session", help="Agent sessions that receive deliveries.")
@@ -51,7 +52,13 @@ def session_text(record: dict[str, Any]) -> str:
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option("--agent-identity", help="Who the agent is (default: the host session id).")
 @click.option("--hook-state-path", help="Where the hook-state file is written.")
-@click.option("--role", type=click.Choice(["lead", "subagent"]), default="lead", show_default=True)
+@click.option(
+    "--role",
+    type=click.Choice(["lead", "subagent"]),
+    default="lead",
+    show_default=True,
+    help="A lead session, or a subagent working for one.",
+)
 @click.option(
     "--format",
     "output_format",
@@ -103,7 +110,7 @@ open_.name = "open"
 
 
 @command.command("close", help="Mark a session dormant (it keeps its events).")
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--socket", help="Unix socket of the daemon.")
 @format_option(("text", "json"), "text")
 def close(session_id: str, socket: str | None, output_format: str) -> int:
@@ -136,12 +143,24 @@ def list_(socket: str | None, output_format: str) -> int:
     elif not records:
         click.echo("No sessions found.")
     else:
-        for record in records:
-            click.echo(
-                f"{record['id']}  {record['status']}  {record.get('agentIdentity', '')}  "
-                f"{record.get('workspacePath') or '(global)'}"
-            )
+        click.echo(sessions_table(records))
     return 0
+
+
+def sessions_table(records: list[dict[str, Any]]) -> str:
+    return text_table(
+        ("ID", "Status", "Agent", "Last active", "Workspace"),
+        (
+            (
+                record["id"],
+                record["status"],
+                record.get("agentIdentity", ""),
+                record.get("lastActiveAt", ""),
+                record.get("workspacePath") or "(global)",
+            )
+            for record in records
+        ),
+    )
 
 
 list_.name = "list"

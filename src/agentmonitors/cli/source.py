@@ -7,10 +7,12 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.completion import complete_source_name
 from agentmonitors.cli.output import (
     dump_json,
     emit,
     format_option,
+    print_error,
     report_error,
     resolve_format,
     warn,
@@ -148,25 +150,45 @@ def search(query: tuple[str, ...], output_format: str | None) -> int:
 # ----------------------------------------------------------------- install / update / remove
 
 
+def _sources_phrase(verb: str, items: list[str]) -> str:
+    noun = "source" if len(items) == 1 else "sources"
+    return f"{verb} {noun} {', '.join(items)}"
+
+
 def _change_text(change: Any, verb: str) -> str:
-    lines = [
-        *(f"Added source {p.name} ({p.distribution} {p.version})" for p in change.added),
-        *(
-            f"Updated source {p.name} ({p.distribution} {before} -> {p.version})"
-            for p, before in change.upgraded
+    """The whole run in one line, e.g. ``Added source a (dist 1.0); updated source b (…)``."""
+    groups = [
+        ("added", [f"{p.name} ({p.distribution} {p.version})" for p in change.added]),
+        (
+            "updated",
+            [
+                f"{p.name} ({p.distribution} {before} -> {p.version})"
+                for p, before in change.upgraded
+            ],
         ),
-        *(f"Removed source {p.name} ({p.distribution} {p.version})" for p in change.removed),
+        ("removed", [f"{p.name} ({p.distribution} {p.version})" for p in change.removed]),
     ]
-    return "\n".join(lines) if lines else f"No source was {verb}."
+    phrases = [_sources_phrase(name, items) for name, items in groups if items]
+    if not phrases:
+        return f"No source was {verb}."
+    line = "; ".join(phrases)
+    return line[0].upper() + line[1:]
 
 
 def _pip_command(
-    arguments: list[str], verb: str, as_json: bool, *, expect_sources: bool = False
+    arguments: list[str],
+    verb: str,
+    as_json: bool,
+    *,
+    verbose: bool = False,
+    expect_sources: bool = False,
 ) -> int:
     from agentmonitors.sources.packages import PackageError, pip_change
 
+    # pip's own output is noise on success; a failure quotes pip's error lines anyway.
+    echo = (lambda line: click.echo(line, err=True)) if verbose else None
     try:
-        change = pip_change(arguments, lambda line: click.echo(line, err=True))
+        change = pip_change(arguments, echo)
     except PackageError as error:
         return report_error(str(error), as_json)
     if as_json:
@@ -174,14 +196,18 @@ def _pip_command(
     else:
         click.echo(_change_text(change, verb))
     if expect_sources and not (change.added or change.upgraded) and change.other:
-        warn(
+        return print_error(
             f"{', '.join(change.other)} installed, but declares no agentmonitors.sources entry "
             "point, so no source was added."
         )
-        return 1
     # A new plugin that cannot load is reported the way every command reports it.
     load_registry(warn)
     return 0
+
+
+VERBOSE_OPTION = click.option(
+    "--verbose", "-v", is_flag=True, help="Show pip's own output (on stderr) as it runs."
+)
 
 
 @command.command(
@@ -192,10 +218,13 @@ def _pip_command(
 )
 @click.argument("requirements", nargs=-1, required=True)
 @click.option("--upgrade", is_flag=True, help="Upgrade packages that are already installed.")
+@VERBOSE_OPTION
 @format_option(("text", "json"), "text")
-def install(requirements: tuple[str, ...], upgrade: bool, output_format: str) -> int:
+def install(requirements: tuple[str, ...], upgrade: bool, verbose: bool, output_format: str) -> int:
     arguments = ["install", *(["--upgrade"] if upgrade else []), *requirements]
-    return _pip_command(arguments, "added", output_format == "json", expect_sources=True)
+    return _pip_command(
+        arguments, "added", output_format == "json", verbose=verbose, expect_sources=True
+    )
 
 
 @command.command(
@@ -203,9 +232,10 @@ def install(requirements: tuple[str, ...], upgrade: bool, output_format: str) ->
     short_help="Upgrade the packages behind installed sources.",
     help="Upgrade the packages that provide these sources (all installed plugins by default).",
 )
-@click.argument("names", nargs=-1)
+@click.argument("names", nargs=-1, shell_complete=complete_source_name)
+@VERBOSE_OPTION
 @format_option(("text", "json"), "text")
-def update(names: tuple[str, ...], output_format: str) -> int:
+def update(names: tuple[str, ...], verbose: bool, output_format: str) -> int:
     from agentmonitors.sources.packages import PackageError, distributions_for, installed_plugins
 
     as_json = output_format == "json"
@@ -222,7 +252,7 @@ def update(names: tuple[str, ...], output_format: str) -> int:
         else:
             click.echo("No plugin sources are installed; nothing to update.")
         return 0
-    return _pip_command(["install", "--upgrade", *dists], "updated", as_json)
+    return _pip_command(["install", "--upgrade", *dists], "updated", as_json, verbose=verbose)
 
 
 @command.command(
@@ -230,9 +260,10 @@ def update(names: tuple[str, ...], output_format: str) -> int:
     short_help="Uninstall the packages behind sources.",
     help="Uninstall the packages that provide these sources (with every source they provide).",
 )
-@click.argument("names", nargs=-1, required=True)
+@click.argument("names", nargs=-1, required=True, shell_complete=complete_source_name)
+@VERBOSE_OPTION
 @format_option(("text", "json"), "text")
-def remove(names: tuple[str, ...], output_format: str) -> int:
+def remove(names: tuple[str, ...], verbose: bool, output_format: str) -> int:
     from agentmonitors.sources.packages import PackageError, distributions_for
 
     as_json = output_format == "json"
@@ -244,4 +275,6 @@ def remove(names: tuple[str, ...], output_format: str) -> int:
         extra = sorted(p.name for p in provided if p.name not in names)
         if extra:
             warn(f"{dist} also provides {', '.join(extra)}; those sources go too.")
-    return _pip_command(["uninstall", "--yes", *sorted(chosen)], "removed", as_json)
+    return _pip_command(
+        ["uninstall", "--yes", *sorted(chosen)], "removed", as_json, verbose=verbose
+    )

@@ -83,6 +83,6 @@ def command(paths: tuple[str, ...], output_format: str) -> int:
         click.echo(dump_json(payload))
     else:
         for message in path_errors:
-            click.echo(f"Error: {message}", err=True)
+            click.echo(f"error: {message}", err=True)
         click.echo(report_as_text(report))
     return 1 if path_errors or not report.ok else 0

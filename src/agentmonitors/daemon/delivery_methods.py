@@ -168,10 +168,17 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
         )
 
     def events_ack(request: dict[str, Any]) -> Any:
-        unknown = service.ack(request["sessionId"], request.get("eventIds"))
-        # The reference answers {ok: true} alone; the unknown ids are extra, so the CLI
-        # can tell a mistyped id from success.
-        return {"ok": True, "unknownEventIds": unknown} if unknown else {"ok": True}
+        result = service.ack_counted(request["sessionId"], request.get("eventIds"))
+        # The reference answers {ok: true} alone; the rest is extra: the counts say what
+        # happened, and the unknown ids let the CLI tell a mistyped id from success.
+        reply: dict[str, Any] = {
+            "ok": True,
+            "acknowledged": result["acknowledged"],
+            "heldByDelivery": result["heldByDelivery"],
+        }
+        if result["unknownEventIds"]:
+            reply["unknownEventIds"] = result["unknownEventIds"]
+        return reply
 
     def hook_release(request: dict[str, Any]) -> Any:
         service.release(request["reservationId"])

@@ -136,11 +136,23 @@ class DeliveryService:
             return list_events(conn, query)
 
     def ack(self, session_id: str, event_ids: Sequence[str] | None = None) -> list[str]:
+        """Acknowledge; the given ids that were never projected to this session."""
+        return list(self.ack_counted(session_id, event_ids)["unknownEventIds"])
+
+    def ack_counted(
+        self, session_id: str, event_ids: Sequence[str] | None = None
+    ) -> dict[str, Any]:
         """Acknowledge these ids of the session, or every unread row except leased ones
-        when ``event_ids`` is None. ``[]`` acknowledges nothing. Returns the given ids
-        that were never projected to this session (left alone)."""
+        when ``event_ids`` is None. ``[]`` acknowledges nothing.
+
+        Returns ``acknowledged`` (rows unacknowledged until now), ``heldByDelivery``
+        (unread rows ack-all left alone because an in-flight delivery holds them) and
+        ``unknownEventIds`` (given ids never projected to this session, left alone).
+        """
         now = self.clock.now_ms()
         unknown: list[str] = []
+        acknowledged = 0
+        held = 0
         with self.db.write() as conn:
             sessions.get_session(conn, session_id)
             if event_ids:
@@ -148,20 +160,22 @@ class DeliveryService:
                 self._confirm_acked_pushes(conn, session_id, set(event_ids), now)
             if event_ids is None:
                 leased = self.reservations.leased(session_id)
-                ids = [
-                    row.id for row in states.unread_rows(conn, session_id) if row.id not in leased
-                ]
-                ids += [
+                unread = [row.id for row in states.unread_rows(conn, session_id)]
+                ids = [event_id for event_id in unread if event_id not in leased]
+                held = len(unread) - len(ids)
+                folded = [
                     event_id
                     for event_id in states.folded_unacknowledged(conn, session_id)
                     if event_id not in leased
                 ]
             else:
-                ids = list(event_ids)
+                ids, folded = list(event_ids), []
             if ids:
-                unknown = states.acknowledge(conn, session_id, ids, now)
+                unknown, acknowledged = states.acknowledge(conn, session_id, ids, now)
+            if folded:
+                states.acknowledge(conn, session_id, folded, now)
         self.request_refresh(session_id)
-        return unknown
+        return {"acknowledged": acknowledged, "heldByDelivery": held, "unknownEventIds": unknown}
 
     # ------------------------------------------------------------------ claims
 

@@ -101,18 +101,20 @@ def pending_for_claim(rows: Iterable[DeliveryRow], leased: set[str]) -> list[Del
 
 def acknowledge(
     conn: sqlite3.Connection, session_id: str, event_ids: Sequence[str], now_ms: int
-) -> list[str]:
+) -> tuple[list[str], int]:
     """Acknowledge exactly these events of this session; other ids are left alone.
 
     Rows the ``net`` collapse folded into one of them (older events of the same object,
     never shown on their own) are acknowledged with it: no ack-all could reach them
-    otherwise, and they would stay claimed forever.
+    otherwise, and they would stay claimed forever. A row acknowledged before keeps its
+    first acknowledgement time.
 
-    Returns the ids that were never projected to this session, so a caller can tell
-    a typo from success.
+    Returns the ids that were never projected to this session (so a caller can tell a
+    typo from success) and how many of the given ids were unacknowledged until now.
     """
     now = now_ms // 1000
     unknown: list[str] = []
+    acknowledged = 0
     for chunk in _chunks(list(dict.fromkeys(event_ids))):
         marks = ", ".join("?" for _ in chunk)
         known = {
@@ -124,11 +126,11 @@ def acknowledge(
             )
         }
         unknown += [event_id for event_id in chunk if event_id not in known]
-        conn.execute(
+        acknowledged += conn.execute(
             "UPDATE session_event_state SET acknowledged_at = ?, updated_at = ?"
-            f" WHERE session_id = ? AND event_id IN ({marks})",
+            f" WHERE session_id = ? AND acknowledged_at IS NULL AND event_id IN ({marks})",
             (now, now, session_id, *chunk),
-        )
+        ).rowcount
         conn.execute(
             "UPDATE session_event_state SET acknowledged_at = ?, updated_at = ?"
             " WHERE session_id = ? AND acknowledged_at IS NULL AND net_suppressed_at IS NOT NULL"
@@ -141,7 +143,7 @@ def acknowledge(
             f" WHERE survivor.id IN ({marks}))",
             (now, now, session_id, *chunk),
         )
-    return unknown
+    return unknown, acknowledged
 
 
 def folded_unacknowledged(conn: sqlite3.Connection, session_id: str) -> list[str]:

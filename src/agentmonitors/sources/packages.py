@@ -93,8 +93,21 @@ def pip_available() -> bool:
     return importlib.util.find_spec("pip") is not None
 
 
-def run_pip(arguments: Sequence[str], echo: Callable[[str], None]) -> None:
-    """Run pip with this interpreter, passing each line of its output to ``echo``."""
+def pip_failure_summary(output: Sequence[str]) -> str:
+    """What pip said went wrong: its ``ERROR:`` lines, else its last line."""
+    errors = [line.removeprefix("ERROR:").strip() for line in output if line.startswith("ERROR:")]
+    if errors:
+        return " ".join(errors)
+    lines = [line.strip() for line in output if line.strip()]
+    return lines[-1] if lines else "pip printed nothing"
+
+
+def run_pip(arguments: Sequence[str], echo: Callable[[str], None] | None = None) -> None:
+    """Run pip with this interpreter.
+
+    ``echo`` gets each line of pip's output as it comes (the verbose mode); without
+    it the output is kept, and a failure's ``PackageError`` quotes what pip said.
+    """
     if not pip_available():
         raise PackageError(
             f"pip is not available to {sys.executable}. Install the package with the tool "
@@ -106,12 +119,21 @@ def run_pip(arguments: Sequence[str], echo: Callable[[str], None]) -> None:
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
     )
     assert process.stdout is not None
+    output: list[str] = []
     with process.stdout:
-        for line in process.stdout:
-            echo(line.rstrip("\n"))
+        for raw in process.stdout:
+            line = raw.rstrip("\n")
+            output.append(line)
+            if echo is not None:
+                echo(line)
     code = process.wait()
     if code != 0:
-        raise PackageError(f"pip {arguments[0]} failed (exit code {code}); see its output above.")
+        detail = (
+            "see its output above."
+            if echo is not None
+            else f"{pip_failure_summary(output)} (run again with --verbose for pip's output)"
+        )
+        raise PackageError(f"pip {arguments[0]} failed (exit code {code}): {detail}")
 
 
 @dataclass(frozen=True)
@@ -161,7 +183,7 @@ def change_between(
     return Change(added, upgraded, removed, other)
 
 
-def pip_change(arguments: Sequence[str], echo: Callable[[str], None]) -> Change:
+def pip_change(arguments: Sequence[str], echo: Callable[[str], None] | None = None) -> Change:
     """Run pip and report what it changed among the installed sources."""
     plugins_before, dists_before = installed_plugins(), installed_distributions()
     run_pip(arguments, echo)
