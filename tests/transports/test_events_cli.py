@@ -93,3 +93,52 @@ def test_ack_all_says_what_an_in_flight_delivery_keeps_unread(clocked_project: P
         "shown, or run this again after 30 s.",
     ]
     assert project.states("host-held") == {event: "unread"}
+
+
+DRAFTS = """---
+watch:
+  type: file-fingerprint
+  globs: "drafts/*.md"
+  interval: 5s
+urgency: high
+---
+Read the new draft.
+"""
+
+
+@pytest.mark.slow
+def test_a_file_created_then_edited_reaches_the_agent_once_as_created(
+    clocked_project: Project,
+) -> None:
+    project = clocked_project
+    folder = project.root / ".claude" / "monitors" / "drafts"
+    folder.mkdir()
+    (folder / "MONITOR.md").write_text(DRAFTS)
+    (project.root / "drafts").mkdir()
+    session = project.start_session("host-new")
+    daemon = project.daemon
+    daemon.advance(6)
+    daemon.tick()  # the drafts monitor's baseline
+    note = project.root / "drafts" / "b.md"
+    note.write_text("draft\n")
+    daemon.advance(6)
+    daemon.tick()
+    note.write_text("draft\nmore\n")
+    daemon.advance(6)  # inside the 15 s settle of the creation
+    daemon.tick()
+    daemon.advance(16)
+    daemon.tick()
+    rows = daemon.query("SELECT id, title FROM monitor_events WHERE monitor_id = 'drafts'")
+    assert [title for _id, title in rows] == [f"File created: {note}", f"File changed: {note}"]
+    (created, _), (edited, _) = rows
+    daemon.advance(16)
+    out, _err = project.prompt("host-new", "next")
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert f"File created: {note}" in context
+    assert "File changed" not in context
+    assert "+ 1: draft\n+ 2: more" in context
+    assert f"--event-ids {edited}\n" in context
+    done = cli("events", "ack", "--session", session, "--event-ids", edited)
+    assert done.stdout == "Acknowledged 1 event.\n"
+    states = project.states("host-new")
+    assert (states[created], states[edited]) == ("acknowledged", "acknowledged")
