@@ -12,6 +12,7 @@ from agentmonitors.workspace import (
     enable_workspace,
     find_workspace_root,
     read_local_state,
+    resolve_enabled_project,
     resolve_workspace,
     workspace_data_dir,
     write_local_state,
@@ -87,7 +88,13 @@ def test_resolve_workspace_keeps_symlinked_path(
         ("---\nenabled: 'true'\n---\n", True),
         ("---\nenabled: true # on\n---\n", True),
         ("---\nenabled: yes\n---\n", False),
-        ("---\nenabled: True\n---\n", False),
+        ("---\nenabled: True\n---\n", True),
+        ("---\nenabled: TRUE\n---\n", True),
+        ('---\nenabled: "True"\n---\n', True),
+        ("---\nenabled: 'TRUE'\n---\n", True),
+        ("---\nenabled: tRUE\n---\n", False),
+        ("---\nenabled: on\n---\n", False),
+        ("---\nenabled: FALSE\n---\n", False),
         ("---\nenabled: 1\n---\n", False),
         ("---\nenabled: false\n---\n", False),
         ("enabled: true\n", False),
@@ -95,7 +102,7 @@ def test_resolve_workspace_keeps_symlinked_path(
         ("", False),
     ],
 )
-def test_enable_file_reader_is_tolerant_but_only_true_enables(
+def test_enable_file_reader_takes_yaml_core_true_and_nothing_else(
     tmp_path: Path, text: str, enabled: bool
 ) -> None:
     write(tmp_path / ".claude" / "agentmonitors.local.md", text)
@@ -128,7 +135,7 @@ def test_write_local_state_round_trips_owner_only(tmp_path: Path) -> None:
         "reap-after-ms: 1234",
         "---",
     ]
-    assert "safe to delete" in text
+    assert "Safe to delete" in text
     assert read_local_state(str(tmp_path)) == state
     assert not [name for name in os.listdir(path.parent) if name.endswith(".tmp")]
 
@@ -160,3 +167,77 @@ def test_data_dir_is_hash_of_workspace(monkeypatch: pytest.MonkeyPatch) -> None:
     assert path.startswith("/data/agentmonitors/workspaces/")
     assert len(os.path.basename(path)) == 16
     assert workspace_data_dir("/w/project") == path != workspace_data_dir("/w/other")
+
+
+# --------------------------------------------------------------------------- the hooks' project
+
+
+def enable(root: Path, extra: str = "") -> Path:
+    write(root / ".claude" / "agentmonitors.local.md", f"---\nenabled: true\n{extra}---\n")
+    return root
+
+
+MARK = os.path.join(".agentmonitors", "sessions", "host-1")
+
+
+def test_hooks_walk_up_to_the_nearest_enabled_project(tmp_path: Path) -> None:
+    project = enable(tmp_path / "p", "socket: /s.sock\n")
+    deep = project / "docs" / "guide"
+    deep.mkdir(parents=True)
+    root, state = resolve_enabled_project(str(deep), MARK, env={})
+    assert root == str(project) and state.enabled and state.socket == "/s.sock"
+    assert resolve_enabled_project(str(project), MARK, env={})[0] == str(project)
+
+
+def test_outside_every_project_claude_project_dir_decides(tmp_path: Path) -> None:
+    project = enable(tmp_path / "p")
+    outside = tmp_path / "elsewhere" / "x"
+    outside.mkdir(parents=True)
+    root, state = resolve_enabled_project(str(outside), MARK, env={})
+    assert (root, state.enabled) == (str(outside), False)
+    env = {"CLAUDE_PROJECT_DIR": str(project / "sub")}
+    root, state = resolve_enabled_project(str(outside), MARK, env=env)
+    assert (root, state.enabled) == (str(project), True)
+    # No cwd in the payload at all: CLAUDE_PROJECT_DIR is the start.
+    assert resolve_enabled_project(None, MARK, env=env)[0] == str(project)
+
+
+def test_nested_projects_the_nearest_wins_unless_the_session_lives_further_up(
+    tmp_path: Path,
+) -> None:
+    outer = enable(tmp_path / "outer")
+    inner = enable(outer / "vendor" / "inner")
+    deep = inner / "src"
+    deep.mkdir()
+    assert resolve_enabled_project(str(deep), MARK, env={})[0] == str(inner)
+    assert resolve_enabled_project(str(deep), None, env={})[0] == str(inner)
+    (outer / MARK).mkdir(parents=True)  # host-1 registered at the outer root
+    assert resolve_enabled_project(str(deep), MARK, env={})[0] == str(outer)
+    other = os.path.join(".agentmonitors", "sessions", "host-2")
+    assert resolve_enabled_project(str(deep), other, env={})[0] == str(inner)
+    # Registered at the inner root too (its own start there): the nearest such wins.
+    (inner / MARK).mkdir(parents=True)
+    assert resolve_enabled_project(str(deep), MARK, env={})[0] == str(inner)
+
+
+def test_a_session_keeps_its_project_from_claude_project_dir(tmp_path: Path) -> None:
+    home_project = enable(tmp_path / "a")
+    (home_project / MARK).mkdir(parents=True)
+    visited = enable(tmp_path / "b")
+    env = {"CLAUDE_PROJECT_DIR": str(home_project)}
+    assert resolve_enabled_project(str(visited), MARK, env=env)[0] == str(home_project)
+    assert resolve_enabled_project(str(visited), "never", env=env)[0] == str(visited)
+
+
+def test_a_disabled_enable_file_is_walked_past(tmp_path: Path) -> None:
+    project = enable(tmp_path / "p")
+    write(project / "sub" / ".claude" / "agentmonitors.local.md", "---\nenabled: false\n---\n")
+    assert resolve_enabled_project(str(project / "sub" / "x"), MARK, env={})[0] == str(project)
+
+
+def test_paths_stay_lexical_through_a_symlink(tmp_path: Path) -> None:
+    real = enable(tmp_path / "real")
+    (real / "docs").mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert resolve_enabled_project(str(link / "docs"), MARK, env={})[0] == str(link)

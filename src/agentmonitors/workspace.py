@@ -18,8 +18,12 @@ PROJECT_MONITORS_RELPATH = os.path.join(".claude", "monitors")
 DEFAULT_REAP_AFTER_MS = 300_000
 PRIVATE_FILE_MODE = 0o600
 
+# Every claim here is tested: deleting the file disables the project, `init --enable-only`
+# recreates it, and the next session start writes the socket and db lines back.
 ENABLE_FILE_NOTE = (
-    "> Local AgentMon coordination state. Gitignored; safe to delete (it is regenerated)."
+    "> Local AgentMon coordination state (gitignored). Safe to delete: monitoring is then "
+    "off for this project until `agentmonitors init --enable-only` turns it back on, and "
+    "the next Claude Code session start writes the daemon's socket and db lines again."
 )
 
 
@@ -87,6 +91,75 @@ def find_workspace_root(start: str | None = None, env: Mapping[str, str] | None 
             break
         current = parent
     return git_root if git_root is not None else origin
+
+
+def find_enabled_project(
+    start: str, registered_marker: str | None = None
+) -> tuple[str | None, LocalState | None, str | None, LocalState | None]:
+    """Walk up from ``start`` looking for enabled projects.
+
+    Returns ``(registered_root, its_state, nearest_root, its_state)``: the nearest
+    enabled ancestor holding ``registered_marker`` (a path relative to a project root,
+    such as a session's hook-state folder), and the nearest enabled ancestor at all.
+    Either may be None. Paths stay lexical (``abspath``, never ``realpath``) because the
+    daemon matches workspaces by exact string. The walk stops at the first registered
+    hit; without a marker it stops at the nearest enabled one. Each level costs one
+    failed ``open`` until an enable file turns up.
+    """
+    current = os.path.abspath(start)
+    nearest: str | None = None
+    nearest_state: LocalState | None = None
+    while True:
+        state = read_local_state(current)
+        if state.enabled:
+            if registered_marker is None:
+                return None, None, current, state
+            if _is_dir(os.path.join(current, registered_marker)):
+                return current, state, nearest or current, nearest_state or state
+            if nearest is None:
+                nearest, nearest_state = current, state
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None, None, nearest, nearest_state
+        current = parent
+
+
+def resolve_enabled_project(
+    cwd: str | None,
+    registered_marker: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[str, LocalState]:
+    """The enabled project a hook (or the channel) acts on, and its enable-file state.
+
+    Claude Code's payload ``cwd`` follows the agent's ``cd``, so the project is found by
+    walking up from it; when it lies outside every enabled project, from
+    ``$CLAUDE_PROJECT_DIR``. A session keeps its project: with nested enabled projects,
+    an ancestor where this session is already registered (``registered_marker`` exists
+    there) wins over a nearer enabled one, from either starting point, so a session
+    opened at an outer root keeps being served there after the agent enters an inner
+    project. Otherwise the nearest enabled ancestor wins (that is where a new session
+    registers). When nothing is enabled, the starting folder comes back with a
+    disabled state, for messages.
+    """
+    environ = os.environ if env is None else env
+    origin = cwd or environ.get("CLAUDE_PROJECT_DIR") or logical_cwd(environ)
+    registered, registered_state, nearest, nearest_state = find_enabled_project(
+        origin, registered_marker
+    )
+    if registered is not None and registered_state is not None:
+        return registered, registered_state
+    project_dir = environ.get("CLAUDE_PROJECT_DIR")
+    if project_dir and os.path.abspath(project_dir) != os.path.abspath(origin):
+        fallback, fallback_state, fallback_nearest, fallback_nearest_state = find_enabled_project(
+            project_dir, registered_marker
+        )
+        if fallback is not None and fallback_state is not None:
+            return fallback, fallback_state
+        if nearest is None:
+            nearest, nearest_state = fallback_nearest, fallback_nearest_state
+    if nearest is not None and nearest_state is not None:
+        return nearest, nearest_state
+    return os.path.abspath(origin), LocalState()
 
 
 def resolve_workspace(explicit: str | None = None, env: Mapping[str, str] | None = None) -> str:
@@ -170,10 +243,16 @@ def _unquote(value: str) -> str:
     return value
 
 
+# YAML 1.2's core schema spells each boolean three ways (and no others: ``yes``/``on``
+# stay strings).
+TRUE_SPELLINGS = frozenset(("true", "True", "TRUE"))
+FALSE_SPELLINGS = frozenset(("false", "False", "FALSE"))
+
+
 def _parse_scalar(raw: str) -> str | bool | int | float:
-    if raw == "true":
+    if raw in TRUE_SPELLINGS:
         return True
-    if raw == "false":
+    if raw in FALSE_SPELLINGS:
         return False
     try:
         return int(raw)
@@ -216,7 +295,8 @@ def parse_enable_frontmatter(text: str) -> dict[str, str | bool | int | float] |
 def read_local_state(workspace: str) -> LocalState:
     """Read the enable file. Missing, unreadable or malformed means not enabled.
 
-    Only ``true`` (bare or quoted) enables; ``yes``, ``on`` and ``1`` do not.
+    ``true``, ``True`` or ``TRUE`` (bare or quoted) enables; ``yes``, ``on`` and ``1``
+    do not.
     """
     try:
         with open(enable_file_path(workspace), encoding="utf-8", errors="replace") as handle:
@@ -232,7 +312,7 @@ def read_local_state(workspace: str) -> LocalState:
     db = data.get("db")
     failure = data.get("last-boot-failure-at")
     return LocalState(
-        enabled=enabled is True or enabled == "true",
+        enabled=enabled is True or enabled in TRUE_SPELLINGS,
         socket=socket if isinstance(socket, str) and socket else None,
         db=db if isinstance(db, str) and db else None,
         reap_after_ms=reap if isinstance(reap, int) and reap >= 0 else DEFAULT_REAP_AFTER_MS,

@@ -220,7 +220,7 @@ def test_reply_split_across_packets(
 
 def test_no_daemon_message_text() -> None:
     assert NO_DAEMON_MESSAGE == (
-        "No daemon running for this workspace - start it with `agentmonitors daemon run` "
+        "No daemon running for this workspace - start it with `agentmonitors daemon start` "
         "(or it starts automatically when a Claude Code session opens), then run "
-        "`agentmonitors doctor` for the full workspace-health picture."
+        "`agentmonitors daemon status` to see its sessions and events."
     )

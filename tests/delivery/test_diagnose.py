@@ -102,3 +102,19 @@ def test_previews_are_read_only(world: World) -> None:
     claim = world.service.claim(session, TI, max_events=len(preview))
     assert claim is not None and claim["events"] == preview
     assert world.service.preview_reminder(session) is None
+
+
+def test_settled_high_events_leased_by_a_reservation_are_reported_in_flight(
+    world: World,
+) -> None:
+    session = world.session()
+    world.emit("high", "h1")
+    world.advance(SETTLE)
+    reservation = world.service.reserve(session, TI)
+    assert reservation is not None
+    [hold] = holds(world, session)
+    assert (hold["urgency"], hold["reason"]) == ("high", "reserved-in-flight")
+    assert (hold["unreadCount"], hold["pendingCount"], hold["leasedCount"]) == (1, 0, 1)
+    assert "ack" not in hold["message"]
+    world.service.release(reservation["reservationId"])
+    assert holds(world, session) == []

@@ -168,7 +168,7 @@ def test_push_proof_claim_and_ack(project: Project) -> None:
 
             text, error = await channel.ack({"event_ids": [event_id]})
             assert not error
-            assert text.startswith("Requested acknowledgement of 1 event(s)")
+            assert text == "Acknowledged 1 of 1 event(s)."
             assert project.states("host-1") == {event_id: "acknowledged"}
 
     anyio.run(scenario)
@@ -379,18 +379,40 @@ def test_ack_tool_arguments_and_results(project: Project) -> None:
             text, error = await channel.ack({"event_ids": ["no-such-event"]})
             assert not error
             assert text == (
-                "Requested acknowledgement of 1 event(s); ids not projected to this session are "
-                "ignored. Not projected to this session: no-such-event."
+                "Acknowledged 0 of 1 event(s). Not projected to this session (ignored): "
+                "no-such-event."
+            )
+            assert await channel.ack(None) == (
+                "Nothing to acknowledge: this session has no unread events.",
+                False,
             )
             event_id = project.settled_change()
             await channel.next_push()
-            # Ack-all leaves a row leased by an in-flight push alone ...
+            # Ack-all leaves a row leased by an in-flight push alone, and says so ...
             text, error = await channel.ack(None)
-            assert not error and text.startswith("Acknowledged all unread events")
+            assert not error
+            assert text.startswith("Acknowledged 0 of 1 unread event(s); 1 stay unread because")
+            assert "all" not in text.split(";")[0]
             assert project.states("host-ack") == {event_id: "unread"}
             # ... and naming it proves the push and acknowledges it.
-            await channel.ack({"event_ids": [event_id]})
+            assert await channel.ack({"event_ids": [event_id]}) == (
+                "Acknowledged 1 of 1 event(s).",
+                False,
+            )
             assert project.states("host-ack") == {event_id: "acknowledged"}
+            assert await channel.ack({"event_ids": [event_id]}) == (
+                "Acknowledged 0 of 1 event(s). 1 were already acknowledged.",
+                False,
+            )
+            second = project.settled_change("again\n")
+            push = await channel.next_push()
+            out, _err = project.prompt("host-ack", channel_tag(push))  # shown: claimed
+            assert out == "" and project.states("host-ack")[second] == "claimed"
+            assert await channel.ack(None) == (
+                "Acknowledged all 1 unread event(s) of this session.",
+                False,
+            )
+            assert project.states("host-ack")[second] == "acknowledged"
 
     anyio.run(scenario)
 
@@ -482,3 +504,36 @@ def test_a_workspace_that_is_not_enabled_is_never_bound(tmp_path: Path) -> None:
     assert result["isError"] is True
     assert result["content"][0]["text"] == f"Acknowledge failed: monitoring is disabled in {root}"
     assert f"monitoring is disabled in {root}; not binding" in process.stderr.decode()
+
+
+def test_started_in_a_subfolder_it_binds_to_the_enclosing_project(project: Project) -> None:
+    """Like the hooks, the channel walks up to the enabled project (no CLAUDE_PROJECT_DIR)."""
+    sub = project.root / "notes"
+    env = {key: value for key, value in os.environ.items() if key != "CLAUDE_PROJECT_DIR"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentmonitors", "channel", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=sub,
+        env={**env, "CLAUDE_CODE_SESSION_ID": "host-sub", "PWD": str(sub)},
+    )
+    assert process.stdin is not None
+    try:
+        records = wait_for(lambda: [r for r in read_records() if r.get("transport") == "channel"])
+        assert records[0]["workspacePath"] == project.ws
+        assert records[0]["socketPath"] == project.daemon.socket
+    finally:
+        process.stdin.close()
+        assert process.wait(20) == 0
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_poll_ms_must_be_a_positive_whole_number(run_cli: Run) -> None:
+    for bad in ("0", "-5", "1.5", "soon"):
+        result = run_cli("channel", "serve", "--poll-ms", bad)
+        assert result.code == 1, bad
+        lines = result.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: Invalid value for '--poll-ms'")

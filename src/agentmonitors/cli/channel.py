@@ -23,7 +23,10 @@ def command() -> None:
 @click.option("--socket", help="Daemon socket (default: the enabled workspace's).")
 @click.option(
     "--poll-ms",
-    help="Milliseconds between polls of the daemon (default 3000; an invalid value means 3000).",
+    type=click.IntRange(min=1),
+    default=3000,
+    show_default=True,
+    help="Milliseconds between polls of the daemon (a positive whole number).",
 )
 @click.option(
     "--host-session-id",
@@ -31,12 +34,13 @@ def command() -> None:
 )
 @click.option(
     "--workspace",
-    help="Project directory (default: $CLAUDE_PROJECT_DIR, else the current directory).",
+    help="Project directory or a folder inside it (default: the enabled project around the "
+    "current directory, else around $CLAUDE_PROJECT_DIR).",
 )
 @click.option("--debug", is_flag=True, help="Say on stderr what each poll and push did.")
 def serve(
     socket: str | None,
-    poll_ms: str | None,
+    poll_ms: int,
     host_session_id: str | None,
     workspace: str | None,
     debug: bool,

@@ -38,9 +38,9 @@ UNSUPPORTED_REPLY: Final[Mapping[str, str]] = MappingProxyType(
 )
 
 NO_DAEMON_MESSAGE: Final = (
-    "No daemon running for this workspace - start it with `agentmonitors daemon run` "
+    "No daemon running for this workspace - start it with `agentmonitors daemon start` "
     "(or it starts automatically when a Claude Code session opens), then run "
-    "`agentmonitors doctor` for the full workspace-health picture."
+    "`agentmonitors daemon status` to see its sessions and events."
 )
 
 

@@ -35,6 +35,31 @@ def settle_hold(view: SessionView) -> dict[str, Any] | None:
     }
 
 
+def high_lease_hold(view: SessionView) -> dict[str, Any] | None:
+    """Settled high rows another transport's reservation is surfacing right now.
+
+    Without this line a hook whose high events a channel push holds would report no
+    hold at all, and the user would wonder where they went.
+    """
+    leased = view.leased_count("high")
+    if leased <= 0:
+        return None
+    unread = len(view.unread_band("high"))
+    return {
+        "urgency": "high",
+        "reason": "reserved-in-flight",
+        "unreadCount": unread,
+        "pendingCount": len(view.claimable("high")),
+        "leasedCount": leased,
+        "message": (
+            f"High-urgency delivery at turn-interruptible is held for {leased} of {unread}"
+            " unread high event(s): an in-flight delivery reservation is surfacing them"
+            " (reserved-in-flight). Nothing to do: they are claimed when that push lands,"
+            " or claimable again if it fails."
+        ),
+    }
+
+
 def coalescing_hold(view: SessionView) -> dict[str, Any] | None:
     """A due normal reminder waits to fold into a high batch that has not settled yet."""
     if not view.reminder_due("normal"):
@@ -117,6 +142,7 @@ def diagnose(view: SessionView, lifecycle: Lifecycle) -> dict[str, Any]:
     if lifecycle == "turn-interruptible":
         for hold in (
             settle_hold(view),
+            high_lease_hold(view),
             coalescing_hold(view) or reminder_hold(view, "normal"),
         ):
             if hold is not None:

@@ -101,21 +101,31 @@ class ChannelOptions:
 def resolve_options(
     *,
     socket: str | None,
-    poll_ms: str | None,
+    poll_ms: str | int | None,
     host_session_id: str | None,
     workspace: str | None,
 ) -> ChannelOptions:
     """Flags, then the environment Claude Code gives an MCP server (spec 06 §8).
 
-    The socket is ``--socket``, else the enabled workspace's, else
-    ``$AGENTMONITORS_SOCKET``, else the global default: the environment comes last so
-    a stale value cannot cross workspaces.
+    The project is found like the hooks find it: walking up from ``--workspace`` (else
+    the current directory) to the nearest enabled project, one where this session is
+    already registered winning, and from ``$CLAUDE_PROJECT_DIR`` when the start lies
+    outside every enabled project (an explicit ``--workspace`` has no fallback). The
+    socket is ``--socket``, else the enabled project's, else ``$AGENTMONITORS_SOCKET``,
+    else the global default: the environment comes last so a stale value cannot cross
+    workspaces. ``poll_ms`` is checked by the command line; a bad value here means
+    the default.
     """
     from agentmonitors.paths import SOCKET_ENV, _global_socket_path, fit_socket_path
-    from agentmonitors.workspace import logical_cwd, read_local_state, workspace_data_dir
+    from agentmonitors.transports.hook_input import session_marker
+    from agentmonitors.workspace import logical_cwd, resolve_enabled_project, workspace_data_dir
 
-    root = workspace or os.environ.get("CLAUDE_PROJECT_DIR") or logical_cwd()
-    state = read_local_state(root)
+    session = host_session_id or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
+    marker = session_marker(session) if session else None
+    env: dict[str, str] = dict(os.environ)
+    if workspace:
+        env.pop("CLAUDE_PROJECT_DIR", None)
+    root, state = resolve_enabled_project(workspace or logical_cwd(), marker, env)
     if socket:
         candidate = socket
     elif state.enabled:
@@ -128,7 +138,6 @@ def resolve_options(
         every = DEFAULT_POLL_MS
     if every <= 0:
         every = DEFAULT_POLL_MS
-    session = host_session_id or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
     return ChannelOptions(
         workspace=root,
         enabled=state.enabled,
@@ -317,20 +326,22 @@ class ChannelServer:
             params: dict[str, Any] = {"sessionId": session_id}
             if event_ids is not None:
                 params["eventIds"] = [item.strip() for item in event_ids if item.strip()]
+            # The counts come from what is unread before and after: ack-all leaves rows
+            # an in-flight push leases, and the answer must say so rather than "all".
+            before = self._unread_ids(session_id)
             reply = self.ipc("events.ack", params)
+            after = self._unread_ids(session_id)
         except Exception as error:
             self._session_id = None
             return f"Acknowledge failed: {error}", True
-        if event_ids is None:
-            return f"Acknowledged all unread events for this session, {LEASED_EXCEPTION}.", False
-        text = (
-            f"Requested acknowledgement of {len(event_ids)} event(s); ids not projected to "
-            "this session are ignored."
-        )
+        from agentmonitors.transports.channel_ack import ack_summary
+
         unknown = reply.get("unknownEventIds") if isinstance(reply, dict) else None
-        if unknown:
-            text += f" Not projected to this session: {', '.join(map(str, unknown))}."
-        return text, False
+        return ack_summary(params.get("eventIds"), before, after, unknown or []), False
+
+    def _unread_ids(self, session_id: str) -> set[str]:
+        rows = self.ipc("events.list", {"sessionId": session_id, "unreadOnly": True})
+        return {str(row["id"]) for row in rows or [] if isinstance(row, dict) and "id" in row}
 
     # ------------------------------------------------------------------ MCP plumbing
 

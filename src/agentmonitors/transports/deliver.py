@@ -16,7 +16,7 @@ from agentmonitors.transports.hook_input import (
     LIFECYCLE_BY_EVENT,
     LIFECYCLES,
     HookPayload,
-    payload_workspace,
+    payload_project,
     read_payload,
 )
 
@@ -168,14 +168,17 @@ def deliver(payload: HookPayload, options: DeliverOptions, debug: Callable[[str]
         return False
     debug(f"lifecycle {lifecycle}")
 
-    from agentmonitors.workspace import read_local_state
-
-    workspace = payload_workspace(payload)
-    state = read_local_state(workspace)
+    workspace, state = payload_project(payload)
     if not state.enabled:
         if debugging:
-            debug(f"stopped: monitoring is not enabled in {_field(workspace)}")
+            debug(
+                f"stopped: monitoring is not enabled in {_field(workspace)} or any folder "
+                "above it (nor under $CLAUDE_PROJECT_DIR); run `agentmonitors init "
+                "--enable-only` in the project to enable it"
+            )
         return False
+    if debugging:
+        debug(f"workspace {_field(workspace)} (enabled, socket {state.socket or '(none)'})")
     socket = options.socket or state.socket
     if socket is None:
         sys.stderr.write((W3B if state.last_boot_failure_at else W3A) + "\n")
@@ -265,10 +268,15 @@ def deliver_to_session(
     if reservation is None or not text:
         if reservation is not None:
             ipc("hook.release", {"reservationId": reservation["reservationId"]})
-        debug("claim: nothing to deliver")
+        debug(
+            "claim: null — nothing to deliver at this lifecycle right now (see the hold "
+            "reasons above, if any)"
+        )
         return False
     if debug is not _quiet:
         _debug_claim(reservation.get("claim") or {}, reply, debug)
+        if reply.get("moreDeferred"):
+            _debug_deferred(ipc, session_id, reservation.get("claim") or {}, debug)
     output = text if output_format == "text" else hook_json(event_name, text)
     try:
         sys.stdout.write(output)
@@ -295,11 +303,33 @@ def _debug_claim(
         f"{len(claim.get('events') or [])} event(s); shown {list(reply.get('shownEventIds') or [])}"
     )
     debug("claim json " + json.dumps(claim, sort_keys=True, ensure_ascii=False))
-    if reply.get("moreDeferred"):
-        debug(
-            "hold high: deferred-by-cap — more settled events than fit in one delivery; "
-            "the rest surface at the next prompt or tool call"
-        )
+
+
+def _debug_deferred(
+    ipc: Callable[[str, dict[str, Any]], Any],
+    session_id: str,
+    claim: dict[str, Any],
+    debug: Callable[[str], None],
+) -> None:
+    """Name the settled events the context cap left out.
+
+    Asked while the reservation still leases what it shows, so the preview holds
+    exactly the settled rows that did not fit.
+    """
+    from agentmonitors.transports.text import MAX_ADDITIONAL_CONTEXT
+
+    try:
+        left = ipc("hook.preview", {"sessionId": session_id})
+    except Exception:  # the delivery matters more than this line
+        left = None
+    deferred = len(left) if isinstance(left, list) else 0
+    shown = len(claim.get("events") or [])
+    count = f"{deferred} of {deferred + shown}" if deferred else "some"
+    debug(
+        f"held (high, deferred-by-cap): {count} settled high-urgency event(s) deferred by "
+        f"the {MAX_ADDITIONAL_CONTEXT}-char context cap; they stay pending and surface at "
+        "the next prompt or tool call"
+    )
 
 
 def _heartbeat(
@@ -399,6 +429,8 @@ def _debug_diagnosis(
         "unread "
         + ", ".join(f"{band}={counts.get(band, 0)}" for band in ("high", "normal", "low", "total"))
     )
-    for hold in report.get("holds") or []:
-        if isinstance(hold, dict):
-            debug(f"hold {hold.get('urgency')}: {hold.get('reason')} — {hold.get('message', '')}")
+    holds = [hold for hold in report.get("holds") or [] if isinstance(hold, dict)]
+    if not holds:
+        debug("no held events for this lifecycle right now")
+    for hold in holds:
+        debug(f"held ({hold.get('urgency')}, {hold.get('reason')}): {hold.get('message', '')}")

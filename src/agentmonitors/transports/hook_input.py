@@ -10,6 +10,11 @@ import os
 import re
 import sys
 
+# ``typing`` stays out of the run-time imports: the hook path pays for each one.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agentmonitors.workspace import LocalState
+
 # A field longer than this is not a real hook payload; registering it would slow
 # every later hook (the reference registers a 1 MB session id as is).
 MAX_FIELD_BYTES = 4096
@@ -111,19 +116,28 @@ def read_payload() -> HookPayload:
         return HookPayload()
 
 
-def payload_workspace(payload: HookPayload) -> str:
-    """The workspace a hook acts on: the payload's cwd, else CLAUDE_PROJECT_DIR, else cwd.
+def session_marker(host_session_id: str) -> str:
+    """The folder, relative to a project root, that exists once this session registered there.
 
-    Used verbatim (sessions match workspaces by exact string).
+    Registration writes the session's hook-state file under it (see
+    :func:`default_hook_state_path`), so its presence is a cheap "this session belongs
+    here" signal that needs no daemon round trip.
     """
-    if payload.cwd:
-        return payload.cwd
-    project = os.environ.get("CLAUDE_PROJECT_DIR")
-    if project:
-        return project
-    from agentmonitors.workspace import logical_cwd
+    return os.path.join(".agentmonitors", "sessions", encode_host_session_id(host_session_id))
 
-    return logical_cwd()
+
+def payload_project(payload: HookPayload) -> tuple[str, LocalState]:
+    """The enabled project a hook acts on, and its enable-file state.
+
+    Found by walking up from the payload's ``cwd`` (which follows the agent's ``cd``),
+    falling back to ``$CLAUDE_PROJECT_DIR``; a project where this session is already
+    registered wins over a nearer enabled one (see ``resolve_enabled_project``). When
+    nothing is enabled, the state says so and the path is where the search started.
+    """
+    from agentmonitors.workspace import resolve_enabled_project
+
+    marker = session_marker(payload.session_id) if payload.session_id else None
+    return resolve_enabled_project(payload.cwd, marker)
 
 
 def encode_host_session_id(host_session_id: str) -> str:

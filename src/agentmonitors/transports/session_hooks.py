@@ -16,7 +16,7 @@ import time
 from agentmonitors.transports.hook_input import (
     HookPayload,
     default_hook_state_path,
-    payload_workspace,
+    payload_project,
     read_payload,
 )
 
@@ -57,8 +57,9 @@ def disabled_advisory(count: int) -> str:
     return (
         f"AgentMon: monitoring is disabled for this project ({count} monitor definition{plural} "
         "found under .claude/monitors/, but none of them are being watched). To enable it, "
-        "create `.claude/agentmonitors.local.md` in this project with `enabled: true`. Run "
-        "`agentmonitors doctor` any time for the full workspace-health picture."
+        "run `agentmonitors init --enable-only` in the project root (it turns monitoring on "
+        "and gitignores AgentMon's local files); the next session then starts the daemon. "
+        "Check the definitions any time with `agentmonitors validate`."
     )
 
 
@@ -69,19 +70,18 @@ def run_session_start(args: list[str]) -> int:
     try:
         return session_start(read_payload())
     except Exception as error:
-        sys.stderr.write(f"Error: {error}\n")
+        sys.stderr.write(f"error: {error}\n")
         return 1
 
 
 def session_start(payload: HookPayload) -> int:
     if payload.session_id is None:
         return 0
-    from agentmonitors.workspace import read_local_state
-
-    workspace = payload_workspace(payload)
-    state = read_local_state(workspace)
+    workspace, state = payload_project(payload)
     if not state.enabled:
-        count = _count_definitions(workspace)
+        from agentmonitors.workspace import find_workspace_root
+
+        count = _count_definitions(find_workspace_root(workspace))
         if count:
             body = {
                 "continue": True,
@@ -106,7 +106,7 @@ def session_start(payload: HookPayload) -> int:
 
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
         write_local_state(workspace, state._replace(last_boot_failure_at=stamp))
-        sys.stderr.write(f"Error: Daemon failed to start within {int(BOOT_WAIT_S)}s\n")
+        sys.stderr.write(f"error: Daemon failed to start within {int(BOOT_WAIT_S)}s\n")
         return 1
     write_local_state(
         workspace,
@@ -186,10 +186,7 @@ def run_session_end(args: list[str]) -> int:
 def session_end(payload: HookPayload) -> None:
     if payload.session_id is None:
         return
-    from agentmonitors.workspace import read_local_state
-
-    workspace = payload_workspace(payload)
-    state = read_local_state(workspace)
+    _workspace, state = payload_project(payload)
     if not state.enabled or state.socket is None:
         return
     from agentmonitors.daemon.client import DaemonError, call
