@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
+
+from agentmonitors.daemon.client import DaemonError, call
+from tests.conftest import CliResult
+from tests.transports.test_hook_end_to_end import make_project
+
+Run = Callable[..., CliResult]
 
 
 def imported_modules(statement: str) -> set[str]:
@@ -79,37 +89,73 @@ def test_transport_rendering_and_sizing_import_only_the_standard_library() -> No
     assert not {"typing", "json", "re", "dataclasses"} & modules
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("command", [["hook", "deliver"], ["session", "start"], ["session", "end"]])
-def test_hook_commands_never_load_the_heavy_stack(
-    command: list[str], isolated_environment: object, tmp_path: object
-) -> None:
-    """A full hook run, enabled workspace and a live-looking socket path included."""
-    import json
-    import os
+MODULES_MARK = "--- modules loaded ---"
+HEAVY = {"click", "pydantic", "ruamel", "rich", "httpx", "mcp", "sqlite3", "asyncio", "typing"}
 
-    from agentmonitors.daemon.client import DaemonError, call
-    from agentmonitors.paths import fit_socket_path
 
-    workspace = str(tmp_path)
-    socket = os.path.join(workspace, "daemon.sock")
-    os.makedirs(os.path.join(workspace, ".claude"), exist_ok=True)
-    with open(os.path.join(workspace, ".claude", "agentmonitors.local.md"), "w") as handle:
-        handle.write(f"---\nenabled: true\nsocket: {socket}\n---\n")
-    payload = json.dumps(
-        {"session_id": "s", "hook_event_name": "UserPromptSubmit", "cwd": workspace}
-    )
+def run_hook_command(command: list[str], payload: dict[str, Any], cwd: Path) -> HookRun:
+    """One hook command through the real entry point, in a fresh interpreter that reports
+    every module it ended up with (after the hook's own stderr) and exits with its code."""
     code = (
-        "import sys, io; sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()));"
-        " from agentmonitors.cli.main import main;"
-        f" main({command!r}); print('\\n'.join(sorted(sys.modules)), file=sys.stderr)"
+        "import sys; from agentmonitors.cli.main import main; status = main(sys.argv[1:]);"
+        f" print({MODULES_MARK!r}, *sorted(sys.modules), sep='\\n', file=sys.stderr);"
+        " sys.exit(status)"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, payload], capture_output=True, text=True, check=False
+        [sys.executable, "-c", code, *command],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=cwd,
+        timeout=60,
+        check=False,
     )
-    # session start boots a daemon for the workspace: stop it.
-    with contextlib.suppress(DaemonError):
-        call(fit_socket_path(socket), "stop", {})
-    loaded = set(done.stderr.split())
-    heavy = {"click", "pydantic", "ruamel", "rich", "httpx", "mcp", "sqlite3", "asyncio", "typing"}
-    assert {name.split(".")[0] for name in loaded} & heavy == set()
+    stderr = done.stderr.decode()
+    assert MODULES_MARK in stderr, f"{command}: the hook did not return: {stderr}"
+    own, _, modules = stderr.partition(MODULES_MARK + "\n")
+    return HookRun(done.returncode, done.stdout.decode(), own, set(modules.split()))
+
+
+class HookRun:
+    def __init__(self, code: int, out: str, err: str, modules: set[str]) -> None:
+        self.code = code
+        self.out = out
+        self.err = err
+        self.heavy = {name.split(".")[0] for name in modules} & HEAVY
+
+
+@pytest.mark.slow
+def test_hook_commands_run_for_real_without_the_heavy_stack(
+    isolated_environment: Path, run_cli: Run
+) -> None:
+    """The three hook commands of a session's life, each a full run that does its job (a
+    daemon booted and a session registered, a reminder delivered, the session ended)
+    without loading click, pydantic, sqlite3, asyncio or typing."""
+    project = make_project(isolated_environment, run_cli)
+    try:
+        started = run_hook_command(
+            ["session", "start"], project.payload("SessionStart", source="startup"), project.root
+        )
+        assert (started.code, started.heavy) == (0, set()), started.err
+        session_id = project.session_id()
+        registered = f"AgentMon: session {session_id} registered; daemon at {project.socket}"
+        assert started.err.strip() == registered
+
+        project.change()
+        delivered = run_hook_command(
+            ["hook", "deliver"], project.payload("UserPromptSubmit", prompt="hi"), project.root
+        )
+        assert (delivered.code, delivered.err, delivered.heavy) == (0, "", set())
+        context = json.loads(delivered.out)["hookSpecificOutput"]["additionalContext"]
+        assert context.startswith("AgentMon: Monitored changes are pending.")
+        assert f"--session {session_id}" in context
+
+        ended = run_hook_command(
+            ["session", "end"], project.payload("SessionEnd", reason="other"), project.root
+        )
+        assert (ended.code, ended.heavy) == (0, set()), ended.err
+        assert ended.err.strip() == f"AgentMon: session {session_id} ended"
+        (session,) = [s for s in call(project.socket, "session.list", {}) if s["id"] == session_id]
+        assert session["status"] == "dormant"
+    finally:
+        with contextlib.suppress(DaemonError):
+            call(project.socket, "stop", {})

@@ -7,8 +7,10 @@ Where the binary comes from, in order:
 3. ``npm install --prefix <repo>/.cache/claude-code @anthropic-ai/claude-code@<pinned>``,
    reused by later runs while the cached version matches the pin.
 
-When none of these works (no npm, no network, a failed install) the caller skips with
-:class:`ClaudeCodeUnavailable`'s reason; it never fails a test run for that.
+When none of these works (no npm, no network, a failed install) the tests skip with
+:class:`ClaudeCodeUnavailable`'s reason, unless ``$AGENTMONITORS_REQUIRE_CLAUDE`` is ``1``
+(CI sets it): then they fail with that reason, so a run that never reached the real
+client cannot pass as green.
 
 Every run gets the isolated environment of spec 08 §1 and loads the plugin from the
 repository root with ``--plugin-dir``; every process is started in its own process group
@@ -34,12 +36,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
+
+import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_DIR = REPO_ROOT  # .claude-plugin/plugin.json, hooks/, skills/ and .mcp.json live here
 CACHE_DIR = REPO_ROOT / ".cache" / "claude-code"
 BIN_ENV = "AGENTMONITORS_CLAUDE_BIN"
+REQUIRE_ENV = "AGENTMONITORS_REQUIRE_CLAUDE"
 PACKAGE = "@anthropic-ai/claude-code"
 # Pinned, not "2.1": 2.1.198 and later declare `engines: {node: ">=22"}`, and npm's
 # engine-aware resolution then picks 2.1.197 on Node 20. The binary is native, so the
@@ -217,6 +222,18 @@ def locate_claude_code() -> ClaudeCode:
         if version is not None and SUPPORTED_LINE.match(version):
             return ClaudeCode(on_path, version, "path")
     return install_with_npm()
+
+
+def skip_or_fail(reason: ClaudeCodeUnavailable) -> NoReturn:
+    """Skip the test, or fail it when this run requires the real client."""
+    required = os.environ.get(REQUIRE_ENV, "")
+    if required not in ("", "0"):
+        pytest.fail(
+            f"{REQUIRE_ENV}={required}: Claude Code is required but unavailable: {reason}"
+            f" (set {REQUIRE_ENV}=0 to skip these tests instead)",
+            pytrace=False,
+        )
+    pytest.skip(str(reason))
 
 
 # ------------------------------------------------------------------------ environment

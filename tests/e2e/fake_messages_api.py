@@ -2,9 +2,12 @@
 
 Every ``POST /v1/messages`` is answered with a short text (``ok``) and ``end_turn``: as an
 SSE stream when the request asks for ``stream: true`` (Claude Code always does), as one
-JSON message otherwise. ``/v1/messages/count_tokens`` answers ``{"input_tokens": 1}`` and
-any other path ``200 {}``. Every request is kept in memory and appended to a JSON-lines
-log so a test can search what Claude Code sent.
+JSON message otherwise. A test may script a tool call (``script_tool_call``): the request
+whose newest user prompt holds a trigger text gets that ``tool_use`` instead, so Claude
+Code runs a real tool (and its PostToolUse hooks); the request carrying the tool's result
+gets ``ok`` again. ``/v1/messages/count_tokens`` answers ``{"input_tokens": 1}`` and any
+other path ``200 {}``. Every request is kept in memory and appended to a JSON-lines log so
+a test can search what Claude Code sent.
 """
 
 from __future__ import annotations
@@ -52,6 +55,103 @@ class LoggedRequest:
 
 def sse_event(name: str, data: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A ``tool_use`` block to answer with once a prompt holding ``trigger`` arrives."""
+
+    trigger: str
+    name: str
+    input: dict[str, Any]
+    id: str = "toolu_fake_0001"
+
+
+def latest_prompt_text(body: Any) -> str | None:
+    """The text of the newest user message when it is a prompt (not a tool result)."""
+    if not isinstance(body, dict):
+        return None
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return None
+    last = messages[-1]
+    if not isinstance(last, dict) or last.get("role") != "user":
+        return None
+    content = last.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    blocks = [block for block in content if isinstance(block, dict)]
+    if any(block.get("type") == "tool_result" for block in blocks):
+        return None
+    return "\n".join(str(block.get("text", "")) for block in blocks if block.get("type") == "text")
+
+
+def _message_start(message_id: str) -> bytes:
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+    }
+    return sse_event("message_start", start)
+
+
+def tool_use_stream(message_id: str, call: ToolCall) -> bytes:
+    """One assistant message that asks for ``call`` and stops for its result."""
+    block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+    return b"".join(
+        [
+            _message_start(message_id),
+            sse_event(
+                "content_block_start",
+                {"type": "content_block_start", "index": 0, "content_block": block},
+            ),
+            sse_event(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": json.dumps(call.input)},
+                },
+            ),
+            sse_event("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            sse_event(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                    "usage": {"output_tokens": 1},
+                },
+            ),
+            sse_event("message_stop", {"type": "message_stop"}),
+        ]
+    )
+
+
+def tool_use_json(message_id: str, call: ToolCall) -> bytes:
+    return json.dumps(
+        {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [
+                {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
+            ],
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+    ).encode()
 
 
 def message_stream(message_id: str, text: str) -> bytes:
@@ -158,7 +258,16 @@ class _Handler(BaseHTTPRequestHandler):
         elif request.is_message:
             message_id = f"msg_fake_{request.index:04d}"
             text = self.server.api.reply_text
-            if isinstance(body, dict) and body.get("stream"):
+            call = self.server.api.take_tool_call(body)
+            streaming = isinstance(body, dict) and bool(body.get("stream"))
+            if call is not None:
+                payload = (
+                    tool_use_stream(message_id, call)
+                    if streaming
+                    else tool_use_json(message_id, call)
+                )
+                self._send(200, "text/event-stream" if streaming else "application/json", payload)
+            elif streaming:
                 self._send(200, "text/event-stream", message_stream(message_id, text))
             else:
                 self._send(200, "application/json", message_json(message_id, text))
@@ -185,6 +294,7 @@ class FakeMessagesApi:
         self.reply_text = reply_text
         self._lock = threading.Lock()
         self._requests: list[LoggedRequest] = []
+        self._tool_calls: list[ToolCall] = []
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -225,6 +335,23 @@ class FakeMessagesApi:
         assert self._server is not None, "the fake API is not running"
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    # ------------------------------------------------------------------ scripted tool calls
+
+    def script_tool_call(self, call: ToolCall) -> None:
+        """Answer the next request whose newest prompt holds ``call.trigger`` with ``call``."""
+        with self._lock:
+            self._tool_calls.append(call)
+
+    def take_tool_call(self, body: Any) -> ToolCall | None:
+        prompt = latest_prompt_text(body)
+        if prompt is None:
+            return None
+        with self._lock:
+            for index, call in enumerate(self._tool_calls):
+                if call.trigger in prompt:
+                    return self._tool_calls.pop(index)
+        return None
 
     # ------------------------------------------------------------------ the record
 

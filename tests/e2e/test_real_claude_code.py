@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,7 +23,6 @@ from typing import Any
 import pytest
 
 from tests.e2e.claude_code import (
-    REPO_ROOT,
     ClaudeCode,
     ClaudeCodeUnavailable,
     StreamSession,
@@ -32,10 +32,11 @@ from tests.e2e.claude_code import (
     locate_claude_code,
     processes_mentioning,
     run_print,
+    skip_or_fail,
     venv_bin,
     wait_for_no_processes,
 )
-from tests.e2e.fake_messages_api import FakeMessagesApi
+from tests.e2e.fake_messages_api import FakeMessagesApi, ToolCall
 
 # Installing the CLI (first run only) happens inside the first test's time budget.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -74,7 +75,7 @@ def claude_code(request: pytest.FixtureRequest) -> ClaudeCode:
         with capture.global_and_fixture_disabled():
             reporter.write_line(f"\ne2e: {describe_claude(found)}")
     if isinstance(found, ClaudeCodeUnavailable):
-        pytest.skip(str(found))
+        skip_or_fail(found)
     return found
 
 
@@ -368,9 +369,6 @@ def test_event_is_delivered_at_user_prompt_submit_with_the_mcp_server_loaded(
     fake_api: FakeMessagesApi,
     tmp_path: Path,
 ) -> None:
-    if not (REPO_ROOT / ".mcp.json").is_file():
-        pytest.skip("the plugin has no .mcp.json yet (`agentmonitors channel serve`)")
-
     # Channels never load in -p mode: Claude Code drops every push silently. The channel
     # server still binds to the session and pushes the settled event (a lease that no
     # proof will ever confirm); the hook path must deliver it all the same.
@@ -405,3 +403,102 @@ def test_event_is_delivered_at_user_prompt_submit_with_the_mcp_server_loaded(
         assert all(server.get("status") == "connected" for server in servers), servers
     if Path("/proc").is_dir():
         assert channel_servers(running), f"no `channel serve` process between turns: {running}"
+
+
+def test_delivery_follows_the_agent_into_a_subfolder(
+    claude_code: ClaudeCode,
+    workspace: Path,
+    claude_env: dict[str, str],
+    fake_api: FakeMessagesApi,
+    tmp_path: Path,
+) -> None:
+    """A Bash call `cd docs && ...` moves the hook payload's cwd; PostToolUse still delivers.
+
+    The command waits (inside the tool call) until the event is stored and settled, so
+    the turn's UserPromptSubmit has nothing yet and the delivery can only come from the
+    PostToolUse hook, whose payload cwd is the subfolder.
+    """
+    (workspace / "docs").mkdir()
+    started, ready = tmp_path / "tool-started", tmp_path / "event-settled"
+    command = f"cd docs && touch {started} && while [ ! -e {ready} ]; do sleep 0.2; done && pwd"
+    fake_api.script_tool_call(
+        ToolCall(
+            trigger="work in docs",
+            name="Bash",
+            input={"command": command, "description": "Wait in docs", "timeout": 300_000},
+        )
+    )
+    session = StreamSession(
+        claude_code,
+        workspace,
+        claude_env,
+        str(uuid.uuid4()),
+        tmp_path / "claude-stderr.txt",
+        extra_args=["--strict-mcp-config", "--allowedTools", "Bash"],
+        stdout_path=tmp_path / "claude-stdout.jsonl",
+        request_mark=fake_api.mark,
+    )
+    failures: list[BaseException] = []
+
+    def change_and_settle(session_record: dict[str, Any]) -> None:
+        try:
+            deadline = time.monotonic() + 60
+            while not started.exists() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert started.exists(), "the Bash tool call never started"
+            (workspace / "notes" / WATCHED).write_text(
+                "- tag the release\n- rotate the signing key first\n", encoding="utf-8"
+            )
+            event = wait_for_stored_event(workspace, claude_env, session_record["id"], WATCHED)
+            wait_until_settled(event)
+        except BaseException as error:  # reported by the test thread
+            failures.append(error)
+        finally:
+            ready.touch()
+
+    with session:
+        first = session.send("hello")
+        assert_ok(first, session)
+        record = daemon_session(workspace, claude_env, session.session_id)
+        assert record["workspacePath"] == str(workspace)
+        helper = threading.Thread(target=change_and_settle, args=(record,), daemon=True)
+        helper.start()
+        second = session.send("please work in docs", timeout=240)
+        helper.join(timeout=10)
+        assert not failures, failures
+        assert_ok(second, session)
+
+    [prompt_hook] = second.hook_responses("UserPromptSubmit")
+    assert prompt_hook["stdout"] == "", "the event was not settled at the prompt yet"
+    tool_hooks = second.hook_responses("PostToolUse")
+    assert tool_hooks, f"no PostToolUse hook ran: {session.describe()}"
+    hook = tool_hooks[-1]
+    assert hook["exit_code"] == 0 and hook["outcome"] == "success", hook
+    assert hook["stdout"], f"PostToolUse in docs/ delivered nothing: {hook}"
+    context = json.loads(hook["stdout"])["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("AgentMon:") and WATCHED in context
+    # The Bash call really ran in the subfolder ...
+    results = [
+        block
+        for event in second.events
+        if event.get("type") == "user"
+        for block in event.get("message", {}).get("content", [])
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    assert str(workspace / "docs") in json.dumps(results), results
+    # ... and the model saw the delivery in the request that carries the tool's result.
+    delivered = [
+        r.raw
+        for r in fake_api.messages_requests(since=second.first_request)
+        if "PostToolUse:Bash hook additional context: AgentMon:" in r.raw
+    ]
+    assert delivered, "no request carried the PostToolUse delivery"
+    assert WATCHED in delivered[-1]
+    # Delivered once, at the root's session: claimed there, nothing left pending.
+    listed = agentmonitors(
+        workspace, claude_env, "events", "list", "--session", record["id"], "--format", "json"
+    )
+    states = {event["deliveryState"] for event in json.loads(listed.stdout)}
+    assert states == {"claimed"}, listed.stdout
+    # SessionEnd also ran in docs/ and still closed the root's session.
+    wait_for_dormant(workspace, claude_env, session.session_id)

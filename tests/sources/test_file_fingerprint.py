@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
+import errno
 import hashlib
 import os
 import time
@@ -336,32 +338,58 @@ def test_symlink_loop_raises_naming_the_path(ws: Path) -> None:
         monitor.observe()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
-def test_unreadable_matched_file_raises_and_is_never_guessed_deleted(ws: Path) -> None:
+def deny(monkeypatch: pytest.MonkeyPatch, denied: Path, *, folder: bool) -> None:
+    """Refuse what the kernel refuses for a mode-000 file (opening it) or folder (listing
+    it, reaching anything inside): simulated, since root, as in CI, passes any mode."""
+    prefix = str(denied)
+
+    def refused(target: Any) -> bool:
+        if not isinstance(target, str | bytes | os.PathLike):
+            return False  # a file descriptor
+        path = os.fsdecode(os.fspath(target))
+        return path == prefix or (folder and path.startswith(prefix + os.sep))
+
+    def guard(real: Any) -> Any:
+        def call(target: Any, *args: Any, **kwargs: Any) -> Any:
+            if refused(target):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(target))
+            return real(target, *args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(builtins, "open", guard(builtins.open))
+    if folder:
+        monkeypatch.setattr(os, "stat", guard(os.stat))
+        monkeypatch.setattr(os, "scandir", guard(os.scandir))
+
+
+def test_unreadable_matched_file_raises_and_is_never_guessed_deleted(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = write(ws / "secret.txt", "s")
     monitor = Monitor({"globs": "*.txt"}, ws)
     monitor.observe()
-    secret.chmod(0)
-    try:
-        os.utime(secret)  # a fresh mtime forces a read
-        with pytest.raises(OSError, match=r"secret\.txt"):
+    os.utime(secret)  # a fresh mtime forces a read
+    with monkeypatch.context() as patched:
+        deny(patched, secret, folder=False)
+        with pytest.raises(OSError, match=r"Cannot read matched file .*secret\.txt: Permission"):
             monitor.observe()
-    finally:
-        secret.chmod(0o644)
+    # Readable again: the file is still tracked, never reported deleted.
+    assert monitor.observe().observations == []
+    assert list(monitor.state["fingerprints"]) == [str(secret)]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root stats files whatever their folder's mode")
-def test_tracked_path_that_cannot_be_stat_raises(ws: Path) -> None:
+def test_tracked_path_that_cannot_be_stat_raises(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     locked = ws / "locked"
     write(locked / "f.txt", "f")
     monitor = Monitor({"globs": "locked/*.txt"}, ws)
     monitor.observe()
-    locked.chmod(0)
-    try:
-        with pytest.raises(OSError, match=r"f\.txt"):
+    with monkeypatch.context() as patched:
+        deny(patched, locked, folder=True)
+        with pytest.raises(OSError, match=r"Cannot stat .*f\.txt: Permission"):
             monitor.observe()
-    finally:
-        locked.chmod(0o755)
+    assert monitor.observe().observations == []
+    assert list(monitor.state["fingerprints"]) == [str(locked / "f.txt")]
 
 
 def test_output_is_sorted_by_path(ws: Path) -> None:
