@@ -93,7 +93,7 @@ def test_run_rejects_bad_flags(
 def test_stop_without_a_daemon_says_how_to_start_one(workspace: Path, run_cli: Run) -> None:
     result = run_cli("daemon", "stop")
     assert result.code == 1
-    assert result.err.strip() == NO_DAEMON_MESSAGE
+    assert result.err.strip() == f"error: {NO_DAEMON_MESSAGE}"
 
 
 def test_status_without_a_daemon_reads_the_database(workspace: Path, run_cli: Run) -> None:
@@ -114,18 +114,34 @@ def test_start_status_and_stop_a_detached_daemon(workspace: Path, run_cli: Run) 
     assert lines[0] == "AgentMon daemon started in the background."
     pid = int(lines[1].split(":")[1])
     try:
-        again = run_cli("daemon", "run", "--detach")
-        assert again.code == 1
-        assert "AgentMon daemon is already running at" in again.err
+        socket = lines[2].split(": ", 1)[1]
+        for again in (run_cli("daemon", "start"), run_cli("daemon", "run", "--detach")):
+            # Running in the background is what was asked for: not a failure.
+            assert (again.code, again.err) == (0, "")
+            assert again.out == (
+                f"AgentMon daemon is already running.\n  Pid: {pid}\n  Socket: {socket}\n"
+            )
+        foreground = run_cli("daemon", "run")
+        assert foreground.code == 1
+        assert f"AgentMon daemon is already running at {socket}." in foreground.err
         status = run_cli("daemon", "status", "--format", "json").json()
         assert status["running"] is True
         assert status["pid"] == pid
         assert status["reapAfterMs"] == 0
         log = lines[3].split(": ", 1)[1]
         assert os.path.exists(log)
-        stopped = run_cli("daemon", "stop")
-        assert stopped.out.strip() == "AgentMon daemon stopping."
+        stopped = run_cli("daemon", "stop", "--format", "json")
+        assert (stopped.code, stopped.json()) == (
+            0,
+            {"stopped": True, "pid": pid, "socketPath": socket},
+        )
         assert run_cli("daemon", "status", "--format", "json").json()["running"] is False
+        again = run_cli("daemon", "stop", "--format", "json")
+        assert (again.code, again.json()) == (
+            1,
+            {"stopped": False, "pid": None, "socketPath": socket},
+        )
+        assert again.err.strip() == f"error: {NO_DAEMON_MESSAGE}"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, 9)
@@ -164,13 +180,34 @@ def test_history_dir_flag_points_at_workspace(workspace: Path, run_cli: Run) -> 
 # --------------------------------------------------------------------------- monitor explain
 
 
-def test_explain_unknown_monitor_prints_the_report(workspace: Path, run_cli: Run) -> None:
-    result = run_cli("monitor", "explain", "ghost", "--format", "json")
+def test_explain_an_unknown_id_exits_1_listing_the_known_ones(
+    workspace: Path, run_cli: Run
+) -> None:
+    folder = workspace / ".claude" / "monitors"
+    message = f'Monitor "ghost" was not found in {folder}; known ids: notes.'
+    text = run_cli("monitor", "explain", "ghost", "--format", "text")
+    assert (text.code, text.out, text.err) == (1, "", f"error: {message}\n")
+    as_json = run_cli("monitor", "explain", "ghost", "--format", "json")
+    assert (as_json.code, as_json.json()) == (1, {"error": message})
+
+
+def test_explain_a_broken_definition_still_prints_the_report(workspace: Path, run_cli: Run) -> None:
+    bad = workspace / ".claude" / "monitors" / "bad"
+    bad.mkdir()
+    (bad / "MONITOR.md").write_text("---\nwatch:\n  type: nope\n---\nx\n")
+    result = run_cli("monitor", "explain", "bad", "--format", "json")
     assert result.code == 0
     report = result.json()
     assert report["verdict"]["status"] == "failure"
     assert report["verdict"]["stage"] == "definition"
-    assert "notes" in report["stages"][0]["reason"]
+
+
+def test_explain_an_id_whose_file_is_gone_shows_its_history(workspace: Path, run_cli: Run) -> None:
+    run_cli("daemon", "once")
+    (workspace / ".claude" / "monitors" / "notes" / "MONITOR.md").unlink()
+    result = run_cli("monitor", "explain", "notes", "--format", "json")
+    assert result.code == 0
+    assert [row["monitorId"] for row in result.json()["observations"]] == ["notes"]
 
 
 def test_explain_with_persisted_state_carries_a_notice(workspace: Path, run_cli: Run) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmonitors.cli.monitor import config_root_for
+from agentmonitors.cli.monitor_test import config_root_for
 from tests.conftest import CliResult
 from tests.fixtures.example_source.install import install_example, write_dist_info
 
@@ -124,7 +124,7 @@ def test_no_files_matched(project: Path, run_cli: Run) -> None:
     text = run_cli("monitor", "test", monitor_file(project))
     assert text.code == 1
     assert text.out == 'Testing monitor "Notes" (source: file-fingerprint)...\n'
-    assert text.err == f"Error: {message}\n"
+    assert text.err == f"error: {message}\n"
     as_json = run_cli("monitor", "test", monitor_file(project), "--format", "json")
     assert as_json.code == 1
     assert as_json.json() == {
@@ -148,6 +148,37 @@ def test_globs_as_a_list_are_joined(project: Path, run_cli: Run) -> None:
     assert "(globs: x/*.md, y/*.md)" in result.err
 
 
+# --------------------------------------------------------------------------- naming a monitor
+
+
+def test_a_monitor_is_named_by_its_file_its_folder_or_its_id(
+    project: Path, run_cli: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("PWD", str(project))
+    # The id "notes" is also the name of a project folder (the watched one): a folder
+    # that holds no MONITOR.md is not taken for the monitor.
+    assert (project / "notes").is_dir()
+    for name in (monitor_file(project), ".claude/monitors/notes", "notes"):
+        result = run_cli("monitor", "test", name)
+        assert (result.code, result.out, result.err) == (0, BASELINE_TEXT, ""), name
+
+
+def test_an_unknown_id_lists_the_known_ones(
+    project: Path, run_cli: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("PWD", str(project))
+    result = run_cli("monitor", "test", "ghost")
+    assert (result.code, result.out) == (1, "")
+    assert result.err == (
+        'error: Monitor "ghost" not found: no such file or folder, and no monitor has that id'
+        " (known ids: notes).\n"
+    )
+    as_json = run_cli("monitor", "test", "ghost", "--format", "json")
+    assert as_json.json()["error"].startswith('Monitor "ghost" not found')
+
+
 # --------------------------------------------------------------------------- errors
 
 
@@ -156,7 +187,7 @@ def test_a_directory_points_at_validate(project: Path, run_cli: Run) -> None:
     result = run_cli("monitor", "test", folder)
     assert result.code == 1
     assert result.out == ""
-    assert result.err.startswith(f'Error: "{folder}" is a directory, not a file.')
+    assert result.err.startswith(f'error: "{folder}" is a directory, not a file.')
     assert f"agentmonitors validate '{folder}'" in result.err
     as_json = run_cli("monitor", "test", folder, "--format", "json")
     assert as_json.code == 1
@@ -180,7 +211,7 @@ def test_definition_errors(project: Path, run_cli: Run, text: str, error: str) -
     result = run_cli("monitor", "test", path)
     assert result.code == 1
     assert result.out == ""
-    assert result.err.startswith(f"Error: {error}")
+    assert result.err.startswith(f"error: {error}")
     as_json = run_cli("monitor", "test", path, "--format", "json")
     assert as_json.code == 1
     assert as_json.json()["error"].startswith(error)
@@ -198,7 +229,7 @@ def test_unknown_source_lists_every_source(project: Path, run_cli: Run) -> None:
 def test_missing_and_unreadable_files(project: Path, run_cli: Run) -> None:
     missing = str(project / "nope.md")
     result = run_cli("monitor", "test", missing)
-    assert (result.code, result.err) == (1, f"Error: Monitor file not found: {missing}\n")
+    assert (result.code, result.err) == (1, f"error: Monitor file not found: {missing}\n")
     binary = project / ".claude" / "monitors" / "bin.md"
     binary.write_bytes(b"---\nwatch:\n  type: \xff\n---\n")
     unreadable = run_cli("monitor", "test", str(binary), "--format", "json")
@@ -262,7 +293,7 @@ def test_observation_failed(site: Path, project: Path, run_cli: Run) -> None:
     text = run_cli("monitor", "test", path)
     assert text.code == 1
     assert text.out == 'Testing monitor "down" (source: example-raising)...\n'
-    assert text.err == "Error: Observation failed: upstream is down\n"
+    assert text.err == "error: Observation failed: upstream is down\n"
     as_json = run_cli("monitor", "test", path, "--format", "json")
     assert (as_json.code, as_json.json()) == (
         1,

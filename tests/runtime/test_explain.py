@@ -244,8 +244,8 @@ def test_idle_monitor_is_healthy_and_scheduled(harness: Harness) -> None:
     }
     scheduling = stage(report, "scheduling")
     assert scheduling["reason"] == (
-        f"Last observed at {iso_from_ms(START)}; next due at {iso_from_ms(START + 60_000)}"
-        " (every 1m)."
+        f"Last observed at {iso_from_ms(START)}; next due in 40s, at"
+        f" {iso_from_ms(START + 60_000)} (every 1m)."
     )
     assert scheduling["details"]["intervalMs"] == 60_000
     assert report["verdict"]["status"] == "healthy"
@@ -317,7 +317,7 @@ def test_schedule_source_reports_the_next_cron_match(harness: Harness) -> None:
     assert scheduling["status"] == "ok"
     assert scheduling["details"]["nextDueAt"] == "2026-05-28T21:00:00.000Z"
     assert scheduling["reason"] == (
-        "Not observed yet; due at 2026-05-28T21:00:00.000Z (cron '0 21 * * *' (UTC))."
+        "Not observed yet; due in 33m 20s, at 2026-05-28T21:00:00.000Z (cron '0 21 * * *' (UTC))."
     )
 
 

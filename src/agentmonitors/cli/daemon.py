@@ -12,8 +12,10 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.daemon_once import once
 from agentmonitors.cli.output import dump_json, format_option, report_error
 from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
+from agentmonitors.runtime.human import human_duration
 from agentmonitors.workspace import logical_cwd, resolve_workspace
 
 DETACH_WAIT_S = 15.0
@@ -28,7 +30,7 @@ def workspace_and_monitors(workspace_flag: str | None, monitors_dir: str | None)
     return workspace, os.path.normpath(os.path.join(logical_cwd(), monitors_dir))
 
 
-def _registry() -> Any:
+def registry_with_warnings() -> Any:
     """The bundled sources plus installed plugins; a skipped plugin is a warning."""
     from agentmonitors.cli.output import warn
     from agentmonitors.sources.registry import load_registry
@@ -41,50 +43,7 @@ def command() -> None:
     pass
 
 
-# --------------------------------------------------------------------------- once
-
-
-def once_text(result: Any, now_ms: int) -> str:
-    from agentmonitors.runtime.clock import ms_from_iso
-
-    errored = result.errored_observations
-    summary = (
-        f"Evaluated {len(result.evaluated_monitors)} monitor(s), "
-        f"emitted {len(result.emitted_event_ids)} event(s)"
-        + (f", {len(errored)} errored:" if errored else ".")
-    )
-    if result.skipped_monitors:
-        soonest = min(
-            (ms_from_iso(item["nextDueAt"]) or now_ms) - now_ms for item in result.skipped_monitors
-        )
-        seconds = max(0, -(-soonest // 1000))
-        summary += f" ({len(result.skipped_monitors)} not yet due — next due in {seconds}s)"
-    lines = [summary] + [f"  {item['monitorId']}: {item['message']}" for item in errored]
-    return "\n".join(lines)
-
-
-@command.command("once", help="Run one observation cycle in this process (no socket).")
-@click.argument("monitors_dir", required=False)
-@click.option("--workspace", help="Project directory (default: the current project).")
-@format_option(("text", "json"), "text")
-def once(monitors_dir: str | None, workspace: str | None, output_format: str) -> int:
-    from agentmonitors.paths import resolve_db_path
-    from agentmonitors.runtime.tick import Runtime
-    from agentmonitors.store.database import Database, StoreError
-
-    workspace_path, monitors_path = workspace_and_monitors(workspace, monitors_dir)
-    try:
-        with Database(resolve_db_path(workspace_path)) as db:
-            runtime = Runtime(db, workspace_path, _registry(), monitors_dir=monitors_path)
-            result = asyncio.run(runtime.tick())
-            now_ms = runtime.clock.now_ms()
-    except StoreError as error:
-        return report_error(str(error), output_format == "json")
-    if output_format == "json":
-        click.echo(dump_json(result.to_json()))
-    else:
-        click.echo(once_text(result, now_ms))
-    return 0
+command.add_command(once)
 
 
 # --------------------------------------------------------------------------- run / start
@@ -157,6 +116,12 @@ def run(
     log_path: str | None,
     detach: bool,
 ) -> int:
+    if not detach:
+        # A daemon whose output goes to a file (a detached one writes to its log)
+        # dates every line, from the very first.
+        from agentmonitors.daemon.logstamp import stamp_when_logging_to_a_file
+
+        stamp_when_logging_to_a_file()
     problem = _check_numbers(poll_ms, reap_after_ms)
     if problem is None and log_path is not None and not detach:
         problem = "--log requires --detach."
@@ -195,13 +160,17 @@ def _foreground(options: Any) -> int:
 
     from agentmonitors.daemon.app import Daemon
     from agentmonitors.daemon.client import ping
+    from agentmonitors.daemon.logstamp import StampingWriter
     from agentmonitors.daemon.server import DaemonAlreadyRunning
     from agentmonitors.store.database import StoreError
 
     if ping(options.socket_path):
         return report_error(_already_running(options.socket_path), False)
+    # A stamped log already dates each line; a terminal gets the date from logging.
+    stamped = isinstance(getattr(sys.stderr, "buffer", None), StampingWriter)
     logging.basicConfig(
-        level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s: %(message)s"
+        level=logging.WARNING,
+        format=("" if stamped else "%(asctime)s ") + "%(name)s %(levelname)s: %(message)s",
     )
 
     def out(line: str) -> None:
@@ -209,7 +178,7 @@ def _foreground(options: Any) -> int:
         sys.stdout.flush()
 
     try:
-        daemon = Daemon(options, _registry(), out=out)
+        daemon = Daemon(options, registry_with_warnings(), out=out)
         return asyncio.run(daemon.run())
     except DaemonAlreadyRunning:
         return report_error(_already_running(options.socket_path), False)
@@ -217,12 +186,41 @@ def _foreground(options: Any) -> int:
         return report_error(str(error), False)
 
 
+def _not_enabled(workspace: str) -> str:
+    return (
+        f'"{workspace}" is not an enabled project, so no daemon is started for it. Run'
+        " `agentmonitors init --enable-only` in the project root first (or pass --workspace"
+        " <project root>)."
+    )
+
+
+def _report_running(socket_path: str) -> int:
+    """A background start that finds a daemon already serving: the goal is met."""
+    from agentmonitors.daemon.client import DaemonError, call
+
+    try:
+        status = call(socket_path, "status", {})
+    except DaemonError:
+        status = None
+    pid = status.get("pid") if isinstance(status, dict) else None
+    click.echo("AgentMon daemon is already running.")
+    if pid is not None:
+        click.echo(f"  Pid: {pid}")
+    click.echo(f"  Socket: {socket_path}")
+    return 0
+
+
 def _detach(options: Any, log_path: str | None) -> int:
     from agentmonitors.daemon.client import DaemonError, call, ping
     from agentmonitors.paths import workspace_log_path
+    from agentmonitors.workspace import read_local_state
 
+    # Outside an enabled project the workspace is just the current folder: a daemon
+    # there would run whatever monitors it holds on a socket other projects share.
+    if not read_local_state(options.workspace).enabled:
+        return report_error(_not_enabled(options.workspace), False)
     if ping(options.socket_path):
-        return report_error(_already_running(options.socket_path), False)
+        return _report_running(options.socket_path)
     log_file = os.path.abspath(log_path) if log_path else workspace_log_path(options.workspace)
     argv = [
         str(options.monitors_dir),
@@ -239,7 +237,9 @@ def _detach(options: Any, log_path: str | None) -> int:
 
     pid = spawn_daemon(argv, {**os.environ, "AGENTMONITORS_DB": options.db_path}, log_file)
     deadline = time.monotonic() + DETACH_WAIT_S
-    failure = f"Daemon failed to start within {int(DETACH_WAIT_S)}s; see {log_file}"
+    failure = (
+        f"Daemon failed to start within {human_duration(DETACH_WAIT_S * 1000)}; see {log_file}"
+    )
     while time.monotonic() < deadline:
         exited, status_code = os.waitpid(pid, os.WNOHANG)
         if exited:
@@ -294,7 +294,7 @@ def _reaping_text(reap_after_ms: int | None) -> str:
         return "unknown"
     if reap_after_ms <= 0:
         return "disabled"
-    return f"stops after {reap_after_ms // 1000}s idle"
+    return f"stops after {human_duration(reap_after_ms)} idle"
 
 
 # --------------------------------------------------------------------------- stop / status
@@ -303,19 +303,27 @@ def _reaping_text(reap_after_ms: int | None) -> str:
 @command.command("stop", help="Ask the workspace's daemon to stop.")
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option("--workspace", help="Project directory (default: the current project).")
-def stop(socket: str | None, workspace: str | None) -> int:
+@format_option(("text", "json"), "text")
+def stop(socket: str | None, workspace: str | None, output_format: str) -> int:
     from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call, ping
     from agentmonitors.paths import resolve_socket_path
 
+    as_json = output_format == "json"
     socket_path = resolve_socket_path(resolve_workspace(workspace), socket)
     try:
-        call(socket_path, "stop", {})
+        answer = call(socket_path, "stop", {})
     except DaemonConnectionError:
-        click.echo(NO_DAEMON_MESSAGE, err=True)
+        click.echo(f"error: {NO_DAEMON_MESSAGE}", err=True)
+        if as_json:
+            click.echo(dump_json({"stopped": False, "pid": None, "socketPath": socket_path}))
         return 1
     except DaemonError as error:
-        return report_error(str(error), False)
-    click.echo("AgentMon daemon stopping.")
+        return report_error(str(error), as_json)
+    pid = answer.get("pid") if isinstance(answer, dict) else None
+    if as_json:
+        click.echo(dump_json({"stopped": True, "pid": pid, "socketPath": socket_path}))
+    else:
+        click.echo("AgentMon daemon stopping.")
     # Wait briefly so a following `daemon start` does not race the old process.
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and ping(socket_path, timeout_s=0.2):
@@ -355,7 +363,7 @@ def status(socket: str | None, workspace: str | None, output_format: str) -> int
     if report.get("pid") is not None:
         lines.append(f"Pid: {report['pid']}")
     if report.get("uptimeMs") is not None:
-        lines.append(f"Uptime: {_duration(int(report['uptimeMs']))}")
+        lines.append(f"Uptime: {human_duration(int(report['uptimeMs']))}")
     lines += [
         f"Sessions: {report['sessions']}",
         f"Active sessions: {report['activeSessions']}",
@@ -388,14 +396,3 @@ def _offline_counts(db_path: str) -> dict[str, int]:
         "dormantSessions": counts["dormant"],
         "events": events,
     }
-
-
-def _duration(ms: int) -> str:
-    seconds = ms // 1000
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m {seconds}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes}m"

@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.completion import complete_monitor_id
+from agentmonitors.cli.monitor_test import test_monitor
 from agentmonitors.cli.output import (
-    dump_json,
     emit,
     format_option,
     report_error,
@@ -23,6 +24,9 @@ OFFLINE_NOTICE = "No daemon running — showing persisted state from the last ti
 @click.group("monitor", help="Inspect one monitor.")
 def command() -> None:
     pass
+
+
+command.add_command(test_monitor)
 
 
 def _nothing_persisted(workspace: str, socket_path: str) -> str:
@@ -65,6 +69,27 @@ def _open_existing(db_path: str) -> Any:
     return Database(db_path)
 
 
+def _unknown_id(monitor_id: str, workspace: str) -> str | None:
+    """The error for an id no monitor file defines, or None when one does.
+
+    Called only when the id has no stored history: an id with history is known
+    even after its file is gone.
+    """
+    from agentmonitors.monitor.discovery import discover
+
+    scan = discover(workspace)
+    ids = {monitor.id for monitor in scan.monitors} | {
+        failure.id for failure in scan.errors if failure.id is not None
+    }
+    if monitor_id in ids:
+        return None
+    listing = f"known ids: {', '.join(sorted(ids))}" if ids else "the project defines no monitors"
+    return (
+        f'Unknown monitor id "{monitor_id}": no monitor file defines it and it has no'
+        f" history ({listing})."
+    )
+
+
 # --------------------------------------------------------------------------- history
 
 
@@ -78,10 +103,16 @@ def history_text(rows: list[dict[str, Any]]) -> str:
 
 
 @command.command("history", help="Recent observations of one monitor (or all), newest first.")
-@click.argument("monitor_id", required=False)
+@click.argument("monitor_id", required=False, shell_complete=complete_monitor_id)
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option("--workspace", help="Project directory; when given, also filters the rows.")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Show at most this many observations.",
+)
 @click.option("--dir", "dir_", hidden=True)
 @format_option(("toon", "json", "text"), None)
 def history(
@@ -115,6 +146,10 @@ def history(
     except DaemonError as error:
         return report_error(f"History failed: {error}", fmt == "json")
     if rows is not None:
+        if not rows and monitor_id is not None:
+            unknown = _unknown_id(monitor_id, workspace_path)
+            if unknown is not None:
+                return report_error(unknown, fmt == "json")
         emit(rows, fmt, lambda: history_text(rows))
         return 0
 
@@ -139,7 +174,9 @@ def history(
     except StoreError as error:
         return report_error(f"History failed: {error}", fmt == "json")
     if not found:
-        return report_error(_nothing_persisted(workspace_path, socket_path), fmt == "json")
+        unknown = None if monitor_id is None else _unknown_id(monitor_id, workspace_path)
+        message = unknown or _nothing_persisted(workspace_path, socket_path)
+        return report_error(message, fmt == "json")
     if fmt == "toon":
         click.echo(OFFLINE_NOTICE)
     emit(found, fmt, lambda: OFFLINE_NOTICE + "\n" + history_text(found))
@@ -149,13 +186,32 @@ def history(
 # --------------------------------------------------------------------------- explain
 
 
+def _not_defined(report: dict[str, Any]) -> bool:
+    """Whether no monitor file defines the id (the definition stage lists the known ids)."""
+    stage = report["stages"][0] if report.get("stages") else {}
+    details = stage.get("details") or {}
+    return stage.get("status") == "failure" and "knownIds" in details
+
+
 @command.command("explain", help="Why a monitor did or did not reach a session, stage by stage.")
-@click.argument("monitor_id")
+@click.argument("monitor_id", shell_complete=complete_monitor_id)
 @click.option("--dir", "monitors_dir", help="Monitors folder (default: .claude/monitors).")
 @click.option("--workspace", help="Project directory (default: the current project).")
 @click.option("--socket", help="Unix socket of the daemon.")
-@click.option("--history-limit", type=click.IntRange(min=0), default=10, show_default=True)
-@click.option("--event-limit", type=click.IntRange(min=0), default=10, show_default=True)
+@click.option(
+    "--history-limit",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="How many recent observations to show.",
+)
+@click.option(
+    "--event-limit",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="How many recent events to show.",
+)
 @format_option(("toon", "json", "text"), None)
 def explain(
     monitor_id: str,
@@ -186,6 +242,8 @@ def explain(
     except DaemonError as error:
         return report_error(f"Explain failed: {error}", fmt == "json")
     if report is not None:
+        if _not_defined(report) and not has_persisted_state(report):
+            return report_error(report["stages"][0]["reason"], fmt == "json")
         emit(report, fmt, lambda: render_explain_text(report))
         return 0
 
@@ -212,6 +270,8 @@ def explain(
             )
     except StoreError as error:
         return report_error(f"Explain failed: {error}", fmt == "json")
+    if _not_defined(offline) and not has_persisted_state(offline):
+        return report_error(offline["stages"][0]["reason"], fmt == "json")
     definition_failed = any(
         stage["id"] in ("definition", "scheduling") and stage["status"] == "failure"
         for stage in offline["stages"]
@@ -223,275 +283,4 @@ def explain(
         return 0
     noticed = {"notice": OFFLINE_NOTICE, **offline}
     emit(noticed, fmt, lambda: OFFLINE_NOTICE + "\n" + render_explain_text(offline))
-    return 0
-
-
-# --------------------------------------------------------------------------- test
-
-_BASELINE_NOTES: dict[str, tuple[str, str]] = {
-    "file-fingerprint": (
-        "In production, the agent process keeps running between observations, so file"
-        " changes are detected across polls.",
-        "This test command verifies that the source can read and fingerprint your files"
-        " successfully.",
-    ),
-    "api-poll": (
-        "In production, the agent process keeps running between observations, so API"
-        " response changes are detected across polls.",
-        "This test command verifies that the source can reach your API endpoint successfully.",
-    ),
-}
-_DEFAULT_BASELINE_NOTES = (
-    "In production, the agent process keeps running between observations, so changes are"
-    " detected across polls.",
-    "This test command verifies that the source is configured correctly.",
-)
-FOLLOWUP_DELAY_S = 0.1
-
-
-def config_root_for(file_path: str) -> str:
-    """The project a monitor file belongs to: the parent of its nearest ``.claude``/``.codex``.
-
-    A file outside any such folder resolves against its own directory.
-    """
-    path = os.path.abspath(file_path)
-    parts = path.split(os.sep)
-    for index in range(len(parts) - 1, 0, -1):
-        if parts[index] in (".claude", ".codex"):
-            return os.path.dirname(os.sep.join(parts[: index + 1]) or os.sep)
-    return os.path.dirname(path)
-
-
-def _globs_text(config: dict[str, Any]) -> str | None:
-    globs = config.get("globs")
-    if isinstance(globs, str):
-        return globs
-    if isinstance(globs, list) and all(isinstance(item, str) for item in globs):
-        return ", ".join(globs)
-    return None
-
-
-def _observations_json(observations: list[Any]) -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = []
-    for observation in observations:
-        entry: dict[str, Any] = {"title": observation.title}
-        if observation.snapshot is not None:
-            entry["snapshot"] = observation.snapshot
-        entries.append(entry)
-    return entries
-
-
-def _observations_text(observations: list[Any]) -> str:
-    lines = [f"{len(observations)} observation(s):", ""]
-    for observation in observations:
-        lines.append(f"  Title: {observation.title}")
-        lines.append(f"  Snapshot: {dump_json(observation.snapshot)}")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _api_poll_summary(state: Any) -> str | None:
-    """``  HTTP <status> (<bytes> bytes)`` from an api-poll baseline, so a bad URL shows."""
-    if not isinstance(state, dict):
-        return None
-    status = state.get("status")
-    if not isinstance(status, int) or isinstance(status, bool):
-        return None
-    body = state.get("body")
-    size = f" ({len(body.encode('utf-8'))} bytes)" if isinstance(body, str) else ""
-    return f"  HTTP {status}{size}"
-
-
-def _command_poll_summary(state: Any) -> str | None:
-    """``  Exit code <n> (<bytes> bytes of output)``, so a command that fails shows."""
-    if not isinstance(state, dict) or state.get("health") != "ok":
-        return None
-    code = state.get("exitCode")
-    stdout = state.get("stdout")
-    if not isinstance(code, int) or isinstance(code, bool) or not isinstance(stdout, str):
-        return None
-    size = len(stdout.encode("utf-8"))
-    note = " (output truncated)" if state.get("truncated") is True else ""
-    return f"  Exit code {code} ({size} bytes of output){note}"
-
-
-_BASELINE_SUMMARIES = {"api-poll": _api_poll_summary, "command-poll": _command_poll_summary}
-
-
-def _merged(*lists: list[str]) -> list[str]:
-    seen: list[str] = []
-    for items in lists:
-        seen += [item for item in items if item not in seen]
-    return seen
-
-
-def _message(error: BaseException) -> str:
-    return str(error).strip() or type(error).__name__
-
-
-async def _observe_once(source: Any, config: dict[str, Any], context: Any) -> Any:
-    from agentmonitors.sources.observation import ObservationResult
-
-    observe = getattr(source, "observe", None)
-    if not callable(observe):
-        raise RuntimeError(f'source "{source.name}" cannot observe')
-    outcome = await observe(config, context)
-    if not isinstance(outcome, ObservationResult):
-        raise TypeError(f'source "{source.name}" returned {type(outcome).__name__}')
-    return outcome
-
-
-def _load_for_test(path: str, as_json: bool) -> tuple[Any, Any] | int:
-    """The parsed monitor and its source, or the exit code of the error reported."""
-    from agentmonitors.monitor.parse import ParseFailure, parse_monitor, read_monitor_text
-    from agentmonitors.sources.base import validate_scope
-    from agentmonitors.sources.registry import load_registry
-
-    if not os.path.exists(path):
-        return report_error(f"Monitor file not found: {path}", as_json)
-    if os.path.isdir(path):
-        return report_error(
-            f'"{path}" is a directory, not a file. Pass a single MONITOR.md file. To'
-            f" validate a whole directory, use: agentmonitors validate '{path}'",
-            as_json,
-        )
-    try:
-        text = read_monitor_text(path)
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        return report_error(f"Cannot read monitor file: {reason}", as_json)
-    monitor = parse_monitor(text, path)
-    if isinstance(monitor, ParseFailure):
-        return report_error(f"Parse error: {monitor.error}", as_json)
-    registry = load_registry(warn)
-    source = registry.get(monitor.source_name)
-    if source is None:
-        return report_error(
-            f'Unknown source: "{monitor.source_name}". Available: {", ".join(registry.names())}',
-            as_json,
-        )
-    problems = [issue.render("scope") for issue in validate_scope(source, monitor.source_config)]
-    if problems:
-        return report_error(f"Invalid monitor scope: {'; '.join(problems)}", as_json)
-    return monitor, source
-
-
-def _no_files_matched(
-    name: str, source: str, config: dict[str, Any], workspace: str, as_json: bool
-) -> int:
-    globs = _globs_text(config)
-    message = (
-        "No files matched this monitor's globs"
-        + (f" (globs: {globs})" if globs is not None else "")
-        + f". Check watch.globs and watch.cwd relative to workspace: {workspace}"
-    )
-    if not as_json:
-        return report_error(message, False)
-    result = {
-        "monitor": name,
-        "source": source,
-        "baseline": False,
-        "outcome": "no-files-matched",
-        "observations": [],
-        "error": message,
-    }
-    click.echo(dump_json(result))
-    return 1
-
-
-def _test_json(
-    name: str, source: str, baseline: bool, observations: list[Any], warnings: list[str]
-) -> int:
-    result: dict[str, Any] = {
-        "monitor": name,
-        "source": source,
-        "baseline": baseline,
-        "observations": _observations_json(observations),
-    }
-    if warnings:
-        result["warnings"] = warnings
-    click.echo(dump_json(result))
-    return 0
-
-
-@command.command("test", help="Dry-run one monitor file: observe it once, store nothing.")
-@click.argument("path")
-@format_option(("text", "json"), "text")
-def test_monitor(path: str, output_format: str) -> int:
-    import asyncio
-    import time
-
-    from agentmonitors.runtime.clock import SystemClock
-    from agentmonitors.sources.observation import ObservationContext
-
-    as_json = output_format == "json"
-    loaded = _load_for_test(path, as_json)
-    if isinstance(loaded, int):
-        return loaded
-    monitor, source = loaded
-    name, config = monitor.display_name, monitor.source_config
-    if not as_json:
-        click.echo(f'Testing monitor "{name}" (source: {source.name})...')
-    workspace = config_root_for(path)
-
-    def observe(previous: Any) -> Any:
-        context = ObservationContext(
-            previous_state=previous,
-            now_ms=SystemClock().now_ms(),
-            workspace_path=workspace,
-            monitor_id=monitor.id,
-        )
-        return asyncio.run(_observe_once(source, config, context))
-
-    try:
-        first = observe(None)
-    except Exception as error:
-        return report_error(f"Observation failed: {_message(error)}", as_json)
-
-    if first.outcome == "no-files-matched":
-        return _no_files_matched(name, source.name, config, workspace, as_json)
-
-    if first.observations or not getattr(source, "stateful", False):
-        if as_json:
-            return _test_json(name, source.name, False, first.observations, list(first.warnings))
-        for item in first.warnings:
-            warn(item)
-        click.echo(
-            _observations_text(first.observations)
-            if first.observations
-            else "No observations produced."
-        )
-        return 0
-
-    # A stateful source's first observation only records its baseline.
-    baseline_state = first.next_state if first.has_next_state else None
-    if not as_json:
-        click.echo(
-            f'\nBaseline established. The "{source.name}" source requires a prior baseline'
-            " before it can detect changes."
-        )
-        summarize = _BASELINE_SUMMARIES.get(source.name)
-        summary = summarize(baseline_state) if summarize is not None else None
-        if summary is not None:
-            click.echo(summary)
-        click.echo("Running a second observation to demonstrate change detection...\n")
-    time.sleep(FOLLOWUP_DELAY_S)
-    try:
-        second = observe(baseline_state)
-    except Exception as error:
-        return report_error(f"Observation failed: {_message(error)}", as_json)
-    warnings = _merged(list(first.warnings), list(second.warnings))
-    if as_json:
-        return _test_json(name, source.name, True, second.observations, warnings)
-    for item in warnings:
-        warn(item)
-    if second.observations:
-        click.echo(_observations_text(second.observations))
-        return 0
-    click.echo(
-        "No changes detected since baseline. This is expected — both observations happened"
-        " within the same command invocation."
-    )
-    for note in _BASELINE_NOTES.get(source.name, _DEFAULT_BASELINE_NOTES):
-        click.echo(f"\n{note}")
     return 0

@@ -131,7 +131,7 @@ class Daemon:
 
     async def _m_stop(self, _: dict[str, Any]) -> Any:
         self.request_stop()
-        return {"stopping": True}
+        return {"stopping": True, "pid": os.getpid()}
 
     async def _m_status(self, _: dict[str, Any]) -> Any:
         counts = queries.session_counts(self.db)

@@ -45,6 +45,7 @@ from agentmonitors.runtime.explain_delivery import (
     _delivery,
     _read_delivery,
 )
+from agentmonitors.runtime.human import human_wait
 from agentmonitors.runtime.notify import pending_count
 from agentmonitors.runtime.scheduling import (
     interval_ms,
@@ -184,7 +185,7 @@ def _scheduling(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
     elif next_due is None:
         when = "never (the cron expression has no upcoming match)"
     else:
-        when = f"at {iso_from_ms(next_due)}"
+        when = f"in {human_wait(next_due - now)}, at {iso_from_ms(next_due)}"
     if ctx.runtime is not None:
         count, retry_at, message = ctx.runtime.failure_of(monitor.id)
         if count > 0:
@@ -197,7 +198,7 @@ def _scheduling(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
                     "scheduling",
                     "pending",
                     f"Backing off after {_plural(count, 'consecutive failure')}; next attempt "
-                    f"at {iso_from_ms(retry_at)} ({cadence}).",
+                    f"in {human_wait(retry_at - now)}, at {iso_from_ms(retry_at)} ({cadence}).",
                     details,
                 )
     if last is None:

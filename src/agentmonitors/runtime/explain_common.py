@@ -49,10 +49,9 @@ def _plural(count: int, noun: str) -> str:
 
 
 def _every(ms: int) -> str:
-    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
-        if ms >= size and ms % size == 0:
-            return f"every {ms // size}{unit}"
-    return f"every {ms} ms"
+    from agentmonitors.runtime.human import human_duration
+
+    return f"every {human_duration(ms)}"
 
 
 # --------------------------------------------------------------------------- context

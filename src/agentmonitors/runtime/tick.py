@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentmonitors.monitor.model import MonitorDefinition, RollupNotify
+from agentmonitors.runtime.backoff import restored_failures
 from agentmonitors.runtime.clock import Clock, SystemClock, iso_from_ms, ms_from_iso
 from agentmonitors.runtime.definitions import DefinitionCache, Definitions, Problem
 from agentmonitors.runtime.materialize import materialize
@@ -73,8 +74,12 @@ class Runtime:
         *,
         monitors_dir: str | None = None,
         clock: Clock | None = None,
+        restore_backoff: bool = False,
     ) -> None:
         self.db = db
+        # A process that runs one tick (``daemon once``) reads backoff back from the
+        # history; the daemon remembers it across its own ticks.
+        self.restore_backoff = restore_backoff
         self.workspace = workspace
         self.registry = registry
         self.monitors_dir = monitors_dir
@@ -167,6 +172,10 @@ class Runtime:
                 self._record_error(monitor.id, monitor.source_name, schedule.error, now, result)
                 continue
             failures = self._failures.get(monitor.id)
+            if failures is None and self.restore_backoff:
+                found = restored_failures(self.db, monitor.id, self.workspace, monitor.file_path)
+                if found is not None:
+                    failures = self._failures[monitor.id] = _Failures(*found)
             if monitor.id not in forced and monitor.source_name not in forced_sources:
                 if failures is not None and failures.retry_at_ms > now:
                     result.skipped_monitors.append(

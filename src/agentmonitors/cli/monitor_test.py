@@ -1,0 +1,346 @@
+"""``agentmonitors monitor test``: a dry run of one monitor, storing nothing."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from agentmonitors.cli.completion import complete_monitor_id_or_path
+from agentmonitors.cli.output import dump_json, format_option, report_error, warn
+
+_BASELINE_NOTES: dict[str, tuple[str, str]] = {
+    "file-fingerprint": (
+        "In production, the agent process keeps running between observations, so file"
+        " changes are detected across polls.",
+        "This test command verifies that the source can read and fingerprint your files"
+        " successfully.",
+    ),
+    "api-poll": (
+        "In production, the agent process keeps running between observations, so API"
+        " response changes are detected across polls.",
+        "This test command verifies that the source can reach your API endpoint successfully.",
+    ),
+}
+_DEFAULT_BASELINE_NOTES = (
+    "In production, the agent process keeps running between observations, so changes are"
+    " detected across polls.",
+    "This test command verifies that the source is configured correctly.",
+)
+FOLLOWUP_DELAY_S = 0.1
+
+
+def config_root_for(file_path: str) -> str:
+    """The project a monitor file belongs to: the parent of its nearest ``.claude``/``.codex``.
+
+    A file outside any such folder resolves against its own directory.
+    """
+    path = os.path.abspath(file_path)
+    parts = path.split(os.sep)
+    for index in range(len(parts) - 1, 0, -1):
+        if parts[index] in (".claude", ".codex"):
+            return os.path.dirname(os.sep.join(parts[: index + 1]) or os.sep)
+    return os.path.dirname(path)
+
+
+def _globs_text(config: dict[str, Any]) -> str | None:
+    globs = config.get("globs")
+    if isinstance(globs, str):
+        return globs
+    if isinstance(globs, list) and all(isinstance(item, str) for item in globs):
+        return ", ".join(globs)
+    return None
+
+
+def _observations_json(observations: list[Any]) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    for observation in observations:
+        entry: dict[str, Any] = {"title": observation.title}
+        if observation.snapshot is not None:
+            entry["snapshot"] = observation.snapshot
+        entries.append(entry)
+    return entries
+
+
+def _observations_text(observations: list[Any]) -> str:
+    lines = [f"{len(observations)} observation(s):", ""]
+    for observation in observations:
+        lines.append(f"  Title: {observation.title}")
+        lines.append(f"  Snapshot: {dump_json(observation.snapshot)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _api_poll_summary(state: Any) -> str | None:
+    """``  HTTP <status> (<bytes> bytes)`` from an api-poll baseline, so a bad URL shows."""
+    if not isinstance(state, dict):
+        return None
+    status = state.get("status")
+    if not isinstance(status, int) or isinstance(status, bool):
+        return None
+    body = state.get("body")
+    size = f" ({len(body.encode('utf-8'))} bytes)" if isinstance(body, str) else ""
+    return f"  HTTP {status}{size}"
+
+
+def _command_poll_summary(state: Any) -> str | None:
+    """``  Exit code <n> (<bytes> bytes of output)``, so a command that fails shows."""
+    if not isinstance(state, dict) or state.get("health") != "ok":
+        return None
+    code = state.get("exitCode")
+    stdout = state.get("stdout")
+    if not isinstance(code, int) or isinstance(code, bool) or not isinstance(stdout, str):
+        return None
+    size = len(stdout.encode("utf-8"))
+    note = " (output truncated)" if state.get("truncated") is True else ""
+    return f"  Exit code {code} ({size} bytes of output){note}"
+
+
+_BASELINE_SUMMARIES = {"api-poll": _api_poll_summary, "command-poll": _command_poll_summary}
+
+
+def _merged(*lists: list[str]) -> list[str]:
+    seen: list[str] = []
+    for items in lists:
+        seen += [item for item in items if item not in seen]
+    return seen
+
+
+def _message(error: BaseException) -> str:
+    return str(error).strip() or type(error).__name__
+
+
+async def _observe_once(source: Any, config: dict[str, Any], context: Any) -> Any:
+    from agentmonitors.sources.observation import ObservationResult
+
+    observe = getattr(source, "observe", None)
+    if not callable(observe):
+        raise RuntimeError(f'source "{source.name}" cannot observe')
+    outcome = await observe(config, context)
+    if not isinstance(outcome, ObservationResult):
+        raise TypeError(f'source "{source.name}" returned {type(outcome).__name__}')
+    return outcome
+
+
+def monitor_file_for(argument: str) -> str | None:
+    """The monitor file ``argument`` names: the file itself, a monitor's folder, or an id.
+
+    A file is taken as is, a folder holding ``MONITOR.md`` as that monitor. Anything
+    else is looked up as a monitor id of the current project (or the user scope); a
+    folder that is no monitor's id stays a folder, for the error that points at
+    ``validate``. None: not found.
+    """
+    from agentmonitors.monitor.parse import FOLDER_MONITOR_FILE
+
+    if os.path.isdir(argument):
+        inside = os.path.join(argument, FOLDER_MONITOR_FILE)
+        if os.path.isfile(inside):
+            return inside
+        # A project folder that shares a monitor's name (docs/ and a "docs" monitor)
+        # holds no monitor: the id is what was meant.
+        return _file_of_id(argument) or argument
+    if os.path.exists(argument):
+        return argument
+    return _file_of_id(argument)
+
+
+def _file_of_id(monitor_id: str) -> str | None:
+    from agentmonitors.monitor.discovery import discover
+    from agentmonitors.workspace import resolve_workspace
+
+    scan = discover(resolve_workspace())
+    for monitor in scan.monitors:
+        if monitor.id == monitor_id:
+            return monitor.file_path
+    for failure in scan.errors:
+        if failure.id == monitor_id:
+            return failure.file_path
+    return None
+
+
+def _known_ids_text() -> str:
+    from agentmonitors.monitor.discovery import discover
+    from agentmonitors.workspace import resolve_workspace
+
+    try:
+        ids = sorted({monitor.id for monitor in discover(resolve_workspace()).monitors})
+    except Exception:  # only a hint
+        ids = []
+    return f"known ids: {', '.join(ids)}" if ids else "the project defines no monitors"
+
+
+def _not_found(argument: str) -> str:
+    if os.sep in argument or argument.endswith(".md"):
+        return f"Monitor file not found: {argument}"
+    return (
+        f'Monitor "{argument}" not found: no such file or folder, and no monitor has that id'
+        f" ({_known_ids_text()})."
+    )
+
+
+def _load_for_test(path: str, as_json: bool) -> tuple[Any, Any] | int:
+    """The parsed monitor and its source, or the exit code of the error reported."""
+    from agentmonitors.monitor.parse import ParseFailure, parse_monitor, read_monitor_text
+    from agentmonitors.sources.base import validate_scope
+    from agentmonitors.sources.registry import load_registry
+
+    if not os.path.exists(path):
+        return report_error(f"Monitor file not found: {path}", as_json)
+    if os.path.isdir(path):
+        return report_error(
+            f'"{path}" is a directory, not a file. Pass a single MONITOR.md file. To'
+            f" validate a whole directory, use: agentmonitors validate '{path}'",
+            as_json,
+        )
+    try:
+        text = read_monitor_text(path)
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        return report_error(f"Cannot read monitor file: {reason}", as_json)
+    monitor = parse_monitor(text, path)
+    if isinstance(monitor, ParseFailure):
+        return report_error(f"Parse error: {monitor.error}", as_json)
+    registry = load_registry(warn)
+    source = registry.get(monitor.source_name)
+    if source is None:
+        return report_error(
+            f'Unknown source: "{monitor.source_name}". Available: {", ".join(registry.names())}',
+            as_json,
+        )
+    problems = [issue.render("watch") for issue in validate_scope(source, monitor.source_config)]
+    if problems:
+        return report_error(f"Invalid watch block: {'; '.join(problems)}", as_json)
+    return monitor, source
+
+
+def _no_files_matched(
+    name: str, source: str, config: dict[str, Any], workspace: str, as_json: bool
+) -> int:
+    globs = _globs_text(config)
+    message = (
+        "No files matched this monitor's globs"
+        + (f" (globs: {globs})" if globs is not None else "")
+        + f". Check watch.globs and watch.cwd relative to workspace: {workspace}"
+    )
+    if not as_json:
+        return report_error(message, False)
+    result = {
+        "monitor": name,
+        "source": source,
+        "baseline": False,
+        "outcome": "no-files-matched",
+        "observations": [],
+        "error": message,
+    }
+    click.echo(dump_json(result))
+    return 1
+
+
+def _test_json(
+    name: str, source: str, baseline: bool, observations: list[Any], warnings: list[str]
+) -> int:
+    result: dict[str, Any] = {
+        "monitor": name,
+        "source": source,
+        "baseline": baseline,
+        "observations": _observations_json(observations),
+    }
+    if warnings:
+        result["warnings"] = warnings
+    click.echo(dump_json(result))
+    return 0
+
+
+@click.command(
+    "test",
+    help=(
+        "Dry-run one monitor: observe it once, store nothing. MONITOR names its file, its"
+        " folder or its id."
+    ),
+)
+@click.argument("path", metavar="MONITOR", shell_complete=complete_monitor_id_or_path)
+@format_option(("text", "json"), "text")
+def test_monitor(path: str, output_format: str) -> int:
+    """``path`` is what the user typed (``MONITOR``): a file, a folder or an id."""
+    import asyncio
+    import time
+
+    from agentmonitors.runtime.clock import SystemClock
+    from agentmonitors.sources.observation import ObservationContext
+
+    as_json = output_format == "json"
+    found = monitor_file_for(path)
+    if found is None:
+        return report_error(_not_found(path), as_json)
+    path = found
+    loaded = _load_for_test(path, as_json)
+    if isinstance(loaded, int):
+        return loaded
+    monitor, source = loaded
+    name, config = monitor.display_name, monitor.source_config
+    if not as_json:
+        click.echo(f'Testing monitor "{name}" (source: {source.name})...')
+    workspace = config_root_for(path)
+
+    def observe(previous: Any) -> Any:
+        context = ObservationContext(
+            previous_state=previous,
+            now_ms=SystemClock().now_ms(),
+            workspace_path=workspace,
+            monitor_id=monitor.id,
+        )
+        return asyncio.run(_observe_once(source, config, context))
+
+    try:
+        first = observe(None)
+    except Exception as error:
+        return report_error(f"Observation failed: {_message(error)}", as_json)
+
+    if first.outcome == "no-files-matched":
+        return _no_files_matched(name, source.name, config, workspace, as_json)
+
+    if first.observations or not getattr(source, "stateful", False):
+        if as_json:
+            return _test_json(name, source.name, False, first.observations, list(first.warnings))
+        for item in first.warnings:
+            warn(item)
+        click.echo(
+            _observations_text(first.observations)
+            if first.observations
+            else "No observations produced."
+        )
+        return 0
+
+    # A stateful source's first observation only records its baseline.
+    baseline_state = first.next_state if first.has_next_state else None
+    if not as_json:
+        click.echo(
+            f'\nBaseline established. The "{source.name}" source requires a prior baseline'
+            " before it can detect changes."
+        )
+        summarize = _BASELINE_SUMMARIES.get(source.name)
+        summary = summarize(baseline_state) if summarize is not None else None
+        if summary is not None:
+            click.echo(summary)
+        click.echo("Running a second observation to demonstrate change detection...\n")
+    time.sleep(FOLLOWUP_DELAY_S)
+    try:
+        second = observe(baseline_state)
+    except Exception as error:
+        return report_error(f"Observation failed: {_message(error)}", as_json)
+    warnings = _merged(list(first.warnings), list(second.warnings))
+    if as_json:
+        return _test_json(name, source.name, True, second.observations, warnings)
+    for item in warnings:
+        warn(item)
+    if second.observations:
+        click.echo(_observations_text(second.observations))
+        return 0
+    click.echo(
+        "No changes detected since baseline. This is expected — both observations happened"
+        " within the same command invocation."
+    )
+    for note in _BASELINE_NOTES.get(source.name, _DEFAULT_BASELINE_NOTES):
+        click.echo(f"\n{note}")
+    return 0

@@ -1,0 +1,46 @@
+"""A failing monitor's backoff, read back from its observation history.
+
+The daemon keeps backoff in memory. ``daemon once`` is a new process each time, so
+without this every run would retry a failing monitor at once, however often it is
+called. Its history holds what is needed: the newest rows that are ``errored``, in
+a row, are the consecutive failures, and the newest of them dates the last one.
+"""
+
+from __future__ import annotations
+
+import os
+
+from agentmonitors.runtime.scheduling import BACKOFF_BASE_MS, BACKOFF_MAX_MS, backoff_ms
+from agentmonitors.store import queries
+from agentmonitors.store.database import Database
+
+# Past this many failures in a row the wait no longer grows (see backoff_ms).
+_COUNTED = 1 + max(1, (BACKOFF_MAX_MS // BACKOFF_BASE_MS).bit_length())
+
+
+def restored_failures(
+    db: Database, monitor_id: str, workspace: str, file_path: str | None
+) -> tuple[int, int, str | None] | None:
+    """(consecutive failures, retry at ms, last message) from the history, or None.
+
+    None when the newest row is not an error, or when the monitor's file changed at
+    or after the last failure: an edit may be the fix, so it earns an immediate try.
+    """
+    rows = queries.list_history(db, monitor_id=monitor_id, workspace=workspace, limit=_COUNTED)
+    count = 0
+    for row in rows:
+        if row.result != "errored":
+            break
+        count += 1
+    if count == 0:
+        return None
+    last_s = rows[0].created_at
+    if file_path is not None:
+        try:
+            # History keeps whole seconds: an edit in the same second counts as later.
+            if os.stat(file_path).st_mtime >= last_s:
+                return None
+        except OSError:
+            return None
+    message = rows[0].observation_data.get("error")
+    return count, last_s * 1000 + backoff_ms(count), message if isinstance(message, str) else None
