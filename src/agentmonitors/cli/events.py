@@ -35,6 +35,16 @@ class SessionOption(click.Option):
             raise _MissingSession(ctx=ctx, param=self) from error
 
 
+session_option = click.option(
+    "--session",
+    "session_id",
+    cls=SessionOption,
+    required=True,
+    help="AgentMon session id. " + SESSION_HINT,
+    shell_complete=complete_session_id,
+)
+
+
 @click.group("events", help="A session's events: list them, acknowledge them.")
 def command() -> None:
     pass
@@ -96,14 +106,7 @@ def _scope_callback(ctx: click.Context, param: click.Parameter, value: str | Non
 
 
 @command.command("list", help="A session's events, newest first.")
-@click.option(
-    "--session",
-    "session_id",
-    cls=SessionOption,
-    required=True,
-    help="AgentMon session id. " + SESSION_HINT,
-    shell_complete=complete_session_id,
-)
+@session_option
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option("--monitor", help="Only this monitor's events.", shell_complete=complete_monitor_id)
 @click.option(
@@ -159,14 +162,7 @@ def split_ids(raw: str) -> list[str]:
 
 
 @command.command("ack", help="Acknowledge events (all unread when --event-ids is omitted).")
-@click.option(
-    "--session",
-    "session_id",
-    cls=SessionOption,
-    required=True,
-    help="AgentMon session id. " + SESSION_HINT,
-    shell_complete=complete_session_id,
-)
+@session_option
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option(
     "--event-ids",
