@@ -91,7 +91,7 @@ CONTRACT_SUBCOMMANDS = {
     "session": {"open", "close", "list", "start", "end"},
     "events": {"list", "ack"},
     "hook": {"claim", "deliver"},
-    "monitor": {"test", "history", "explain"},
+    "monitor": {"test", "history", "explain", "approve"},  # approve: issue 12, spec 04 §13
     "source": {"list", "search", "install", "update", "remove"},
 }
 

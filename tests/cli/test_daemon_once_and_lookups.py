@@ -264,6 +264,8 @@ def test_once_keeps_a_failing_monitors_backoff_unless_forced(
     # Written a while ago: an edit after the last failure would end the backoff.
     past = time.time() - 60
     os.utime(folder / "MONITOR.md", (past, past))
+    # A project monitor that fetches a URL runs once the user approved it.
+    assert run_cli("monitor", "approve", "down").code == 0
 
     first = once(root)
     assert errored(first) == ["down"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from agentmonitors.cli.main import main
 from agentmonitors.daemon.client import DaemonApplicationError, call, ping
 from agentmonitors.paths import resolve_db_path, resolve_socket_path
 from tests.conftest import CliResult
@@ -239,6 +240,8 @@ def test_the_daemon_wakes_for_intervals_shorter_than_its_poll(workspace: Workspa
         f"---\nwatch:\n  type: command-poll\n  command: ['{sys.executable}', -c, 'print(1)']\n"
         "  interval: 1s\n---\nTick.\n"
     )
+    # A project command runs once the user approved it, as they would.
+    assert main(["monitor", "approve", "clock", "--workspace", str(workspace.root)]) == 0
     workspace.start()
     rows = wait_for(
         lambda: (

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from agentmonitors.cli.main import main
 from tests.conftest import CliResult
 from tests.daemon.clocked import ClockedDaemon, ms
 from tests.fixtures.example_source.install import install_example
@@ -48,6 +49,8 @@ def add_monitor(root: Path, monitor_id: str, frontmatter: str, body: str = "Reac
     folder = root / ".claude" / "monitors" / monitor_id
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "MONITOR.md").write_text(f"---\n{frontmatter.strip()}\n---\n{body}\n")
+    # The user wrote it: they approve what it runs or fetches, as they would.
+    assert main(["monitor", "approve", "--all", "--workspace", str(root)]) == 0
 
 
 # --------------------------------------------------------------------------- api-poll

@@ -198,9 +198,8 @@ def test_post_compact_recaps_the_ten_newest_and_claims_every_unread_row(world: W
     assert lines[0] == "Recap of recent AgentMon activity since your last recap:"
     assert lines[1:11] == [f"{n}. e{n + 1}" for n in range(1, 11)]
     assert lines[11:] == [
-        f"Run `agentmonitors events list --session {session} --format json` for recent history.",
-        f"Run `agentmonitors events list --session {session} --unread --format json`"
-        " for unread details.",
+        f"Run `agentmonitors events list --session {session}` for recent history.",
+        f"Run `agentmonitors events list --session {session} --unread` for unread details.",
     ]
     assert world.claimed_ids(session) == set(ids)
     # A re-claim keeps the first claim time.

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from agentmonitors.cli.main import main
 from agentmonitors.runtime.clock import ManualClock
 from agentmonitors.runtime.tick import Runtime
 from agentmonitors.sources.api_poll import ApiPollSource
@@ -541,6 +542,8 @@ def test_tokens_never_reach_the_database_or_the_logs(
         "  auth:\n    type: bearer\n    token-env: AM_TICK_TOKEN\n"
         "---\nLook.\n"
     )
+    # A project monitor that fetches a URL runs once the user approved it.
+    assert main(["monitor", "approve", "api", "--workspace", str(workspace)]) == 0
     db_path = tmp_path / "data" / "inbox.db"
     db = Database(str(db_path))
     clock = ManualClock(1_780_000_000_000)

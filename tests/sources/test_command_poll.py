@@ -504,6 +504,10 @@ def test_daemon_once_leaves_no_term_ignoring_grandchild_behind(tmp_path: Path) -
         f"  command: {json.dumps(['sh', '-c', script])}\n  timeout: 1s\n---\nBody.\n"
     )
     env = {**os.environ, "AGENTMONITORS_DB": str(tmp_path / "inbox.db")}
+    # A project command runs once the user approved it, as they would.
+    approve = [PY, "-m", "agentmonitors", "monitor", "approve", "slow"]
+    approve += ["--workspace", str(workspace)]
+    subprocess.run(approve, cwd=workspace, env=env, timeout=60, check=True)
     once = subprocess.run(
         [
             PY,

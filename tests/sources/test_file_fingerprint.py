@@ -287,11 +287,13 @@ def test_symlinks_to_folders_are_dropped_and_links_to_files_followed(ws: Path) -
     }
 
 
-def test_globstar_does_not_crawl_symlinked_folders(ws: Path, tmp_path: Path) -> None:
-    write(tmp_path / "outside" / "direct.txt", "d")
-    write(tmp_path / "outside" / "nested" / "deep.txt", "n")
+def test_globstar_does_not_crawl_symlinked_folders(ws: Path) -> None:
+    # The linked folder is inside the workspace: one outside is never followed
+    # (tests/sources/test_symlinks.py).
+    write(ws / "elsewhere" / "direct.txt", "d")
+    write(ws / "elsewhere" / "nested" / "deep.txt", "n")
     write(ws / "src" / "own.txt", "o")
-    (ws / "src" / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (ws / "src" / "link").symlink_to(ws / "elsewhere", target_is_directory=True)
     monitor = Monitor({"globs": "src/**/*.txt"}, ws)
     monitor.observe()
     # node-glob: a symlinked folder's contents match the segments after **, but the

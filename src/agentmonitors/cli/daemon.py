@@ -372,6 +372,14 @@ def status(socket: str | None, workspace: str | None, output_format: str) -> int
     ]
     if report["running"]:
         lines.append(f"Reaping: {_reaping_text(report.get('reapAfterMs'))}")
+    database = report.get("database")
+    reopened = database.get("reopened") if isinstance(database, dict) else None
+    if isinstance(database, dict) and isinstance(reopened, dict):
+        lines.append(
+            f"Database: {database.get('path')} was {reopened.get('reason')} while the daemon ran;"
+            f" reopened at {reopened.get('at')} ({reopened.get('sessionsKept', 0)} session(s)"
+            " carried over, events stored before are gone)"
+        )
     click.echo("\n".join(lines))
     return 0
 

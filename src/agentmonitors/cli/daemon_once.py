@@ -27,14 +27,17 @@ def once_text(
         f"emitted {len(result.emitted_event_ids)} event(s)"
         + (f", {len(errored)} errored:" if errored else ".")
     )
-    if result.skipped_monitors:
-        soonest = min(
-            (ms_from_iso(item["nextDueAt"]) or now_ms) - now_ms for item in result.skipped_monitors
-        )
-        summary += (
-            f" ({len(result.skipped_monitors)} not yet due — next due in {human_wait(soonest)})"
-        )
+    waiting = [item for item in result.skipped_monitors if "nextDueAt" in item]
+    if waiting:
+        soonest = min((ms_from_iso(item["nextDueAt"]) or now_ms) - now_ms for item in waiting)
+        summary += f" ({len(waiting)} not yet due — next due in {human_wait(soonest)})"
     lines = [summary] + [f"  {item['monitorId']}: {item['message']}" for item in errored]
+    lines += [
+        f"  {item['monitorId']}: {item['reason']} — the user runs"
+        f" `agentmonitors monitor approve {item['monitorId']}` to let it run"
+        for item in result.skipped_monitors
+        if "reason" in item
+    ]
     for monitor_id, (count, retry_at) in sorted((backing_off or {}).items()):
         lines.append(
             f"  {monitor_id}: backing off after {count} failure(s) in a row; next try in"

@@ -45,6 +45,10 @@ session_option = click.option(
 )
 
 
+# Newest first, so the default page is the most recent activity.
+DEFAULT_LIST_LIMIT = 50
+
+
 @click.group("events", help="A session's events: list them, acknowledge them.")
 def command() -> None:
     pass
@@ -105,7 +109,11 @@ def _scope_callback(ctx: click.Context, param: click.Parameter, value: str | Non
     return parse_scope(value)
 
 
-@command.command("list", help="A session's events, newest first.")
+@command.command(
+    "list",
+    help=f"A session's events, newest first: at most {DEFAULT_LIST_LIMIT} in toon and text "
+    "unless --limit or --all says otherwise.",
+)
 @session_option
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option("--monitor", help="Only this monitor's events.", shell_complete=complete_monitor_id)
@@ -120,6 +128,13 @@ def _scope_callback(ctx: click.Context, param: click.Parameter, value: str | Non
 )
 @click.option("--unread", is_flag=True, help="Only unacknowledged events (claimed included).")
 @click.option("--since-baseline", is_flag=True, help="Only events since the session began.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    help=f"Show at most this many events (default: {DEFAULT_LIST_LIMIT} in toon and text, "
+    "all in json).",
+)
+@click.option("--all", "show_all", is_flag=True, help="Show every matching event.")
 @format_option(("toon", "json", "text"), None)
 def list_(
     session_id: str,
@@ -130,10 +145,21 @@ def list_(
     scope: dict[str, str] | None,
     unread: bool,
     since_baseline: bool,
+    limit: int | None,
+    show_all: bool,
     output_format: str | None,
 ) -> int:
     fmt = resolve_format(output_format)
+    if limit is not None and show_all:
+        raise click.UsageError("--limit and --all cannot be used together.")
+    cap = None if show_all else limit
+    if cap is None and not show_all and fmt != "json":
+        # What an agent reads is bounded: a backlog of thousands of events would
+        # otherwise land in its context whole. Scripts asking for JSON get everything.
+        cap = DEFAULT_LIST_LIMIT
     params: dict[str, Any] = {"sessionId": session_id}
+    if cap is not None:
+        params["limit"] = cap
     if monitor:
         params["monitorId"] = monitor
     if urgency:
@@ -147,11 +173,32 @@ def list_(
     if since_baseline:
         params["sinceBaseline"] = True
     try:
-        records = ask(manual_socket(socket), "events.list", params, as_json=fmt == "json")
+        reply = ask(manual_socket(socket), "events.list", params, as_json=fmt == "json")
     except DaemonCallFailed:
         return 1
+    records, total = listed_page(reply, cap)
     emit(records, fmt, lambda: events_text(records))
+    if fmt != "json" and total > len(records):
+        click.echo(more_line(total - len(records)))
     return 0
+
+
+def listed_page(reply: Any, cap: int | None) -> tuple[list[dict[str, Any]], int]:
+    """The records to show and how many matched in all.
+
+    A daemon that predates ``limit`` answers the whole array; it is cut here.
+    """
+    if isinstance(reply, dict) and isinstance(reply.get("events"), list):
+        records: list[dict[str, Any]] = reply["events"]
+        total = reply.get("total")
+        return records, total if isinstance(total, int) else len(records)
+    everything: list[dict[str, Any]] = list(reply or [])
+    return (everything if cap is None else everything[:cap]), len(everything)
+
+
+def more_line(count: int) -> str:
+    """The closing line of a listing that left older events out."""
+    return f"{count} more; use --limit/--all"
 
 
 list_.name = "list"

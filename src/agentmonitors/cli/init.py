@@ -41,7 +41,27 @@ def _validate_new(result: ScaffoldResult) -> bool:
     return True
 
 
+def _approve_created(result: ScaffoldResult | None, workspace: str) -> None:
+    """What the user creates is theirs: approve it as written (see monitor/trust.py)."""
+    from agentmonitors.monitor.trust import approve_file
+
+    if result is None:
+        return
+    try:
+        requirement = approve_file(result.file_path, workspace)
+    except OSError as error:
+        click.echo(f"Warning: could not record the approval: {error.strerror or error}", err=True)
+        return
+    if requirement is not None:
+        name = os.path.basename(result.monitor_dir)
+        click.echo(
+            f"Approved as created ({requirement.summary()}); after you change what it runs "
+            f"or reads, approve it again with `agentmonitors monitor approve {name}`."
+        )
+
+
 def _scaffold(
+    workspace: str,
     monitors_dir: str,
     name: str,
     source_type: str,
@@ -71,6 +91,7 @@ def _scaffold(
         click.echo(f"error: Monitor already exists: {display_path(result.file_path)}", err=True)
         return 1
     click.echo(f"Created monitor: {display_path(result.file_path)}")
+    _approve_created(result, workspace)
     click.echo("\nEdit it to say what to watch and what the agent should do, then run:")
     click.echo(f"  agentmonitors validate {shown_dir}")
     return 0
@@ -108,6 +129,7 @@ def _bootstrap(
                 click.echo(f"error: {error}", err=True)
                 return 1
             created, existing = (result, None) if result.created else (None, result)
+            _approve_created(created, workspace)
     ignored = ", ".join(GITIGNORE_LINES)
     if enable_status == "already-enabled" and gitignore_status == "present" and created is None:
         click.echo("AgentMon is already set up in this project — nothing to change.")
@@ -189,5 +211,7 @@ def command(
                 "error: --enable-only and --yes apply only to `init` without a name", err=True
             )
             return 1
-        return _scaffold(target_dir, name, source_type, display_name, urgency, globs, commands)
+        return _scaffold(
+            workspace, target_dir, name, source_type, display_name, urgency, globs, commands
+        )
     return _bootstrap(workspace, target_dir, source_type, enable_only, assume_yes)

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from agentmonitors.cli.completion import complete_monitor_id
+from agentmonitors.cli.monitor_approve import approve
 from agentmonitors.cli.monitor_test import test_monitor
 from agentmonitors.cli.output import (
     emit,
@@ -27,6 +28,7 @@ def command() -> None:
 
 
 command.add_command(test_monitor)
+command.add_command(approve)
 
 
 def _nothing_persisted(workspace: str, socket_path: str) -> str:
@@ -272,10 +274,13 @@ def explain(
         return report_error(f"Explain failed: {error}", fmt == "json")
     if _not_defined(offline) and not has_persisted_state(offline):
         return report_error(offline["stages"][0]["reason"], fmt == "json")
-    definition_failed = any(
-        stage["id"] in ("definition", "scheduling") and stage["status"] == "failure"
-        for stage in offline["stages"]
-    )
+    definition_failed = (
+        any(
+            stage["id"] in ("definition", "scheduling") and stage["status"] == "failure"
+            for stage in offline["stages"]
+        )
+        or offline["stages"][0]["status"] == "pending"
+    )  # awaiting the user's approval
     if not definition_failed and not has_persisted_state(offline):
         return report_error(_nothing_persisted(workspace_path, socket_path), fmt == "json")
     if definition_failed:

@@ -215,7 +215,12 @@ def _load_for_test(path: str, as_json: bool) -> tuple[Any, Any] | int:
 
 
 def _no_files_matched(
-    name: str, source: str, config: dict[str, Any], workspace: str, as_json: bool
+    name: str,
+    source: str,
+    config: dict[str, Any],
+    workspace: str,
+    as_json: bool,
+    warnings: list[str],
 ) -> int:
     globs = _globs_text(config)
     message = (
@@ -224,8 +229,11 @@ def _no_files_matched(
         + f". Check watch.globs and watch.cwd relative to workspace: {workspace}"
     )
     if not as_json:
+        # Skipped symlinks may be why nothing matched: say so before the error.
+        for item in warnings:
+            warn(item)
         return report_error(message, False)
-    result = {
+    result: dict[str, Any] = {
         "monitor": name,
         "source": source,
         "baseline": False,
@@ -233,6 +241,8 @@ def _no_files_matched(
         "observations": [],
         "error": message,
     }
+    if warnings:
+        result["warnings"] = warnings
     click.echo(dump_json(result))
     return 1
 
@@ -298,7 +308,9 @@ def test_monitor(path: str, output_format: str) -> int:
         return report_error(f"Observation failed: {_message(error)}", as_json)
 
     if first.outcome == "no-files-matched":
-        return _no_files_matched(name, source.name, config, workspace, as_json)
+        return _no_files_matched(
+            name, source.name, config, workspace, as_json, list(first.warnings)
+        )
 
     if first.observations or not getattr(source, "stateful", False):
         if as_json:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -57,17 +58,35 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
+# C0 controls except TAB and LF, DEL, and C1: what a terminal acts on (colours, cursor
+# moves, bells, CSI) and what an agent's context should never receive raw.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean_output(text: str) -> str:
+    """``text`` with every raw control character shown as its ``\\uXXXX`` escape.
+
+    Event titles, monitor names and session identities come from files and commands
+    nobody vetted. In JSON the escape is the same character (json.dumps leaves DEL
+    and C1 raw under ``ensure_ascii=False``, and they can only occur inside strings);
+    in TOON and text it is a visible stand-in.
+    """
+    return _CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def dump_json(value: Any, *, compact: bool = False) -> str:
     """Pretty (2-space) JSON, or compact wire JSON; non-ASCII is kept as is."""
     if compact:
-        return json.dumps(to_jsonable(value), ensure_ascii=False, separators=(",", ":"))
-    return json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)
+        text = json.dumps(to_jsonable(value), ensure_ascii=False, separators=(",", ":"))
+    else:
+        text = json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)
+    return clean_output(text)
 
 
 def dump_toon(value: Any) -> str:
     from toon_format import encode
 
-    return str(encode(to_jsonable(value)))
+    return clean_output(str(encode(to_jsonable(value))))
 
 
 def emit(value: Any, fmt: OutputFormat, text: Callable[[], str]) -> None:
@@ -79,7 +98,7 @@ def emit(value: Any, fmt: OutputFormat, text: Callable[[], str]) -> None:
     else:
         rendered = text()
         if rendered:
-            click.echo(rendered)
+            click.echo(clean_output(rendered))
 
 
 # Every failure a command reports on stderr starts with this, click's usage errors
@@ -89,7 +108,7 @@ ERROR_PREFIX = "error: "
 
 def print_error(message: str) -> int:
     """``error: <message>`` on stderr; returns 1, the exit code of every failure."""
-    click.echo(ERROR_PREFIX + message, err=True)
+    click.echo(clean_output(ERROR_PREFIX + message), err=True)
     return 1
 
 
@@ -102,7 +121,7 @@ def report_error(message: str, as_json: bool) -> int:
 
 
 def warn(message: str) -> None:
-    click.echo(f"Warning: {message}", err=True)
+    click.echo(clean_output(f"Warning: {message}"), err=True)
 
 
 def format_option(
@@ -128,7 +147,7 @@ def text_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
     The last column is not padded, so lines carry no trailing spaces.
     """
-    table = [list(headers), *([str(cell) for cell in row] for row in rows)]
+    table = [list(headers), *([clean_output(str(cell)) for cell in row] for row in rows)]
     widths = [max(len(line[column]) for line in table) for column in range(len(headers))]
     return "\n".join(
         "  ".join(

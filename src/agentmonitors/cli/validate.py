@@ -38,7 +38,35 @@ def report_as_json(report: ValidationReport) -> dict[str, object]:
     }
 
 
-def report_as_text(report: ValidationReport) -> str:
+def awaiting_approval(report: ValidationReport, workspace: str) -> list[dict[str, str]]:
+    """Valid monitors that will not run until the user approves them (not an error)."""
+    from agentmonitors.monitor.trust import (
+        approve_command,
+        is_approved,
+        read_ledger,
+        requirement_for,
+    )
+
+    waiting: list[dict[str, str]] = []
+    ledger = None
+    for monitor in report.valid:
+        requirement = requirement_for(monitor, workspace)
+        if requirement is None:
+            continue
+        ledger = read_ledger(workspace) if ledger is None else ledger
+        if not is_approved(requirement, ledger):
+            waiting.append(
+                {
+                    "id": monitor.id,
+                    "note": f"awaiting approval — it {requirement.summary()}; the user "
+                    f"approves it with `{approve_command(monitor.id)}`",
+                    "filePath": monitor.file_path,
+                }
+            )
+    return waiting
+
+
+def report_as_text(report: ValidationReport, waiting: list[dict[str, str]] | None = None) -> str:
     lines: list[str] = []
     if report.valid:
         lines.append(f"Valid monitors: {len(report.valid)}")
@@ -56,6 +84,10 @@ def report_as_text(report: ValidationReport) -> str:
         lines.append(f"Warnings: {len(report.warnings)}")
         for warning in report.warnings:
             lines.append(f"  {warning.id}: {warning.warning}")
+    if waiting:
+        lines.append("")
+        lines.append(f"Notes: {len(waiting)}")
+        lines += [f"  {item['id']}: {item['note']}" for item in waiting]
     if not lines:
         lines.append("No monitors found.")
     return "\n".join(lines)
@@ -70,19 +102,22 @@ def report_as_text(report: ValidationReport) -> str:
 @format_option(("text", "json"), "text")
 def command(paths: tuple[str, ...], output_format: str) -> int:
     as_json = output_format == "json"
-    targets = scan_targets(paths, resolve_workspace())
+    workspace = resolve_workspace()
+    targets = scan_targets(paths, workspace)
     report = validate_scan(targets.scan, load_registry(warn))
+    waiting = awaiting_approval(report, workspace)
     path_errors = [f'path "{path}" does not exist' for path in targets.missing]
     if path_errors and not targets.scan.roots:
         hint = "" if paths else " — create a monitor with `agentmonitors init <name>`"
         return report_error("; ".join(path_errors) + ("" if as_json else hint), as_json)
     if as_json:
         payload = report_as_json(report)
+        payload["awaitingApproval"] = waiting
         if path_errors:
             payload["error"] = "; ".join(path_errors)
         click.echo(dump_json(payload))
     else:
         for message in path_errors:
             click.echo(f"error: {message}", err=True)
-        click.echo(report_as_text(report))
+        click.echo(report_as_text(report, waiting))
     return 1 if path_errors or not report.ok else 0

@@ -19,7 +19,7 @@ from agentmonitors.runtime.definitions import Definitions
 from agentmonitors.runtime.tick import Runtime, TickResult
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.store import queries
-from agentmonitors.store.database import Database
+from agentmonitors.store.database import Database, StoreError
 
 log = logging.getLogger("agentmonitors.daemon")
 
@@ -99,15 +99,19 @@ class Daemon:
         self._hint_targets: dict[str, list[str]] = {}
         self._hint_filters: dict[str, Any] = {}
         self._last_errored: set[tuple[str, str]] = set()
+        # Set when the database file was deleted or replaced under the daemon.
+        self.store_reopened: dict[str, Any] | None = None
         self.server = DaemonServer(options.socket_path, self._methods())
 
     # ------------------------------------------------------------------ methods
 
     def _methods(self) -> dict[str, Method]:
+        from agentmonitors.daemon.approvals import blocked_method
         from agentmonitors.daemon.delivery_methods import delivery_methods
 
         return {
             **delivery_methods(self.delivery),
+            "monitor.blocked": blocked_method(self.runtime),
             "stop": Method(self._m_stop, params()),
             "status": Method(self._m_status, params()),
             "history.list": Method(
@@ -134,6 +138,7 @@ class Daemon:
         return {"stopping": True, "pid": os.getpid()}
 
     async def _m_status(self, _: dict[str, Any]) -> Any:
+        self._require_store()
         counts = queries.session_counts(self.db)
         return {
             "sessions": counts["total"],
@@ -145,6 +150,7 @@ class Daemon:
             "workspacePath": self.options.workspace,
             "uptimeMs": self.clock.now_ms() - self.started_at_ms,
             "fileEvents": self._file_events_status(),
+            "database": {"path": self.options.db_path, "reopened": self.store_reopened},
         }
 
     async def _m_history(self, request: dict[str, Any]) -> Any:
@@ -163,9 +169,16 @@ class Daemon:
         workspace = request.get("workspacePath", self.options.workspace)
         if workspace != self.options.workspace:
             raise RequestError(f"this daemon serves {self.options.workspace}, not {workspace}")
+        self._require_store()
         result = await self.runtime.tick()
         self._report(result)
         return result.to_json()
+
+    def _require_store(self) -> None:
+        if not self.check_store():
+            raise RequestError(
+                f"database {self.options.db_path} cannot be reopened; the daemon is stopping"
+            )
 
     async def _m_explain(self, request: dict[str, Any]) -> Any:
         from agentmonitors.runtime.explain import explain_monitor
@@ -279,7 +292,9 @@ class Daemon:
             await self._hints.update(self._hint_targets, self._hint_filters)
             force_sources: tuple[str, ...] = HINTED_SOURCES
             next_tick = 0.0
-            while not self._stop.is_set():
+            # The store's file identity is checked on every wake (each tick, and each
+            # second while reaping is on).
+            while not self._stop.is_set() and self.check_store():
                 if self._hinted or time.monotonic() >= next_tick:
                     forced, self._hinted = self._hinted, set()
                     started = time.monotonic()
@@ -312,6 +327,47 @@ class Daemon:
             self._flush_refreshes()
             self.db.close()
         return 0
+
+    def check_store(self) -> bool:
+        """Reopen the database when its file was deleted or replaced under the daemon.
+
+        SQLite would go on writing to the unlinked file and every event after it
+        would be gone at the next start, silently. A deleted store is recreated fresh
+        with the sessions carried over, so running sessions keep being served; a
+        replaced one is used as it is. Either way the log and ``daemon status`` say so;
+        a store that cannot be reopened stops the daemon, so the next hook boots one
+        that reports the problem. Returns whether the store is usable.
+        """
+        problem = self.db.file_problem()
+        if problem is None:
+            return True
+        path = self.options.db_path
+        sessions = _session_rows(self.db) if problem == "deleted" else []
+        try:
+            self.db.reopen()
+        except StoreError as error:
+            self.out(
+                f"AgentMon database {path} was {problem} while the daemon ran and cannot be"
+                f" reopened ({error}); stopping."
+            )
+            self.request_stop()
+            return False
+        # Leases held rows of the old store; they mean nothing in this one.
+        self.delivery.reservations.clear()
+        kept = _restore_sessions(self.db, sessions)
+        from agentmonitors.runtime.clock import iso_from_ms
+
+        self.store_reopened = {
+            "reason": problem,
+            "at": iso_from_ms(self.clock.now_ms()),
+            "sessionsKept": kept,
+        }
+        what = "a fresh one" if problem == "deleted" else "the file now there"
+        self.out(
+            f"AgentMon database {path} was {problem} while the daemon ran; reopened"
+            f" {what} ({kept} session(s) carried over; events stored before are not)."
+        )
+        return True
 
     async def _tick_once(
         self, forced: set[str], force_sources: tuple[str, ...]
@@ -360,3 +416,33 @@ class Daemon:
             return False
         limit = reap_after if self._seen_session else max(reap_after, BOOT_GRACE_MS)
         return now - self._idle_since_ms >= limit
+
+
+def _session_rows(db: Database) -> list[dict[str, Any]]:
+    """The sessions still readable through the connection to a deleted file."""
+    try:
+        with db.read() as conn:
+            rows = conn.execute("SELECT * FROM agent_sessions").fetchall()
+    except StoreError:
+        log.warning("cannot read the sessions of the deleted database", exc_info=True)
+        return []
+    return [dict(row) for row in rows]
+
+
+def _restore_sessions(db: Database, rows: list[dict[str, Any]]) -> int:
+    """Insert ``rows`` into the (fresh) store; how many were new there."""
+    kept = 0
+    try:
+        with db.write() as conn:
+            for row in rows:
+                columns = ", ".join(row)
+                marks = ", ".join("?" for _ in row)
+                cursor = conn.execute(
+                    f"INSERT OR IGNORE INTO agent_sessions ({columns}) VALUES ({marks})",
+                    tuple(row.values()),
+                )
+                kept += cursor.rowcount
+    except StoreError:
+        log.warning("cannot carry the sessions over to the new database", exc_info=True)
+        return 0
+    return kept

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentmonitors.daemon.server import Method, ParamSpec, RequestError, params
-from agentmonitors.delivery.events import EventQuery
+from agentmonitors.delivery.events import EventQuery, page_events
 from agentmonitors.delivery.records import (
     LIFECYCLES,
     ROLES,
@@ -180,6 +180,17 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
             reply["unknownEventIds"] = result["unknownEventIds"]
         return reply
 
+    def events_list(request: dict[str, Any]) -> Any:
+        query = event_query(request)
+        limit = request.get("limit")
+        if limit is None:
+            return service.list_events(query)
+        # Additive: with a limit the reply says how many matched in all, so a listing
+        # can say what it left out without the whole backlog crossing the socket.
+        with service.db.read() as conn:
+            page = page_events(conn, query, limit)
+        return {"events": page.records, "total": page.total}
+
     def hook_release(request: dict[str, Any]) -> Any:
         service.release(request["reservationId"])
         return {"ok": True}
@@ -227,6 +238,7 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
                 cap=ParamSpec(type="int", minimum=1),
                 channelDeliveryIds=(list, False),
             ),
+            undelivered=service.release_undelivered,
         ),
         # The channel transport (additive): a push is reserved, sent, and committed
         # only on proof that the host showed it (see delivery/pushes.py).
@@ -259,8 +271,9 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
         ),
         "session.list": Method(_guarded(lambda _request: service.list_sessions()), params()),
         "events.list": Method(
-            _guarded(lambda request: service.list_events(event_query(request))),
+            _guarded(events_list),
             params(
+                limit=ParamSpec(type="int", minimum=1),
                 sessionId=(str, False),
                 monitorId=(str, False),
                 urgency=ParamSpec(type="str", choices=URGENCIES),
@@ -290,6 +303,7 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
                 )
             ),
             _CLAIM_PARAMS,
+            undelivered=service.release_undelivered,
         ),
         "hook.commit": Method(
             _guarded(lambda request: service.commit(request["reservationId"])), reservation

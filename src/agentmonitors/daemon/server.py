@@ -127,6 +127,10 @@ class Method:
 
     handler: Handler
     params: Mapping[str, ParamSpec] = field(default_factory=dict)
+    # Called with the result when its reply could not be written because the client
+    # hung up first (it timed out while the daemon was stalled): a method that takes
+    # something on the caller's behalf (a delivery lease) gives it back here.
+    undelivered: Callable[[Any], None] | None = None
 
 
 def _check_value(spec: ParamSpec, value: Any) -> tuple[bool, Any]:
@@ -368,13 +372,19 @@ class DaemonServer:
         task = asyncio.current_task()
         if task is not None:
             self._connections.add(task)
+        undo: Callable[[], None] | None = None
         try:
-            reply = await self._read_and_dispatch(reader)
-            if reply is not None:
+            answer = await self._read_and_dispatch(reader)
+            if answer is not None:
+                reply, undo = answer
                 writer.write(reply)
                 await writer.drain()
+                undo = None
         except (ConnectionError, OSError):
-            pass  # the client hung up; its request is the only casualty
+            # The client hung up; its request is the only casualty, and whatever the
+            # request took for it (see ``Method.undelivered``) is given back.
+            if undo is not None:
+                self._undo(undo)
         except Exception:
             logger.exception("IPC connection failed")
         finally:
@@ -384,40 +394,69 @@ class DaemonServer:
             if task is not None:
                 self._connections.discard(task)
 
-    async def _read_and_dispatch(self, reader: asyncio.StreamReader) -> bytes | None:
+    @staticmethod
+    def _undo(undo: Callable[[], None]) -> None:
+        try:
+            undo()
+        except Exception:
+            logger.exception("IPC: giving back an undelivered reply's hold failed")
+
+    async def _read_and_dispatch(
+        self, reader: asyncio.StreamReader
+    ) -> tuple[bytes, Callable[[], None] | None] | None:
         try:
             line = await asyncio.wait_for(reader.readuntil(b"\n"), self.read_timeout_s)
         except asyncio.LimitOverrunError:
-            return encode_message(UNSUPPORTED_REPLY)
+            return encode_message(UNSUPPORTED_REPLY), None
         except asyncio.IncompleteReadError as error:
             # EOF before a newline: nothing at all means the client just left; a
             # partial line gets the "can't parse" answer in case it is still reading.
-            return encode_message(UNSUPPORTED_REPLY) if error.partial else None
+            return (encode_message(UNSUPPORTED_REPLY), None) if error.partial else None
         except TimeoutError:
-            return encode_message(UNSUPPORTED_REPLY)
-        return await self.dispatch(line)
+            return encode_message(UNSUPPORTED_REPLY), None
+        return await self._dispatch(line)
 
     async def dispatch(self, line: bytes) -> bytes:
         """The encoded reply to one request line (exposed for in-process tests)."""
+        return (await self._dispatch(line))[0]
+
+    async def _dispatch(self, line: bytes) -> tuple[bytes, Callable[[], None] | None]:
+        """The encoded reply, and what undoes the request's hold if it is never read."""
         request = decode_request(line)
         method = None if request is None else self.methods.get(request.method)
         if request is None or method is None:
-            return encode_message(UNSUPPORTED_REPLY)
+            return encode_message(UNSUPPORTED_REPLY), None
         try:
             checked = validate_params(request.method, method.params, request.params)
             result = await method.handler(checked)
         except RequestError as error:
-            return encode_message({"id": request.id, "error": str(error)})
+            return encode_message({"id": request.id, "error": str(error)}), None
         except Exception as error:
             logger.exception("IPC method %s failed", request.method)
-            return encode_message({"id": request.id, "error": str(error) or type(error).__name__})
+            reply = {"id": request.id, "error": str(error) or type(error).__name__}
+            return encode_message(reply), None
+        undo = _undo_for(method, request.method, result)
         try:
-            return encode_message({"id": request.id, "result": result})
+            return encode_message({"id": request.id, "result": result}), undo
         except (TypeError, ValueError, RecursionError) as error:
             logger.exception("IPC method %s returned a value that is not JSON", request.method)
+            if undo is not None:
+                self._undo(undo)
             return encode_message(
                 {
                     "id": request.id,
                     "error": f"Internal error: {request.method} result is not JSON ({error})",
                 }
-            )
+            ), None
+
+
+def _undo_for(method: Method, name: str, result: Any) -> Callable[[], None] | None:
+    give_back = method.undelivered
+    if give_back is None:
+        return None
+
+    def undo() -> None:
+        logger.warning("IPC: the client of %s hung up before its reply; undoing its hold", name)
+        give_back(result)
+
+    return undo

@@ -191,14 +191,14 @@ def _turn_idle(view: SessionView) -> Decision | None:
 
 
 def recap_message(session_id: str, shown: list[DeliveryRow]) -> str:
+    # No ``--format json`` here: that is complete for scripts, while the agent's own
+    # format is bounded (the newest 50 and "N more"), so a backlog cannot flood its context.
     return "\n".join(
         [
             "Recap of recent AgentMon activity since your last recap:",
             summarize(shown),
-            f"Run `agentmonitors events list --session {session_id} --format json`"
-            " for recent history.",
-            f"Run `agentmonitors events list --session {session_id} --unread --format json`"
-            " for unread details.",
+            f"Run `agentmonitors events list --session {session_id}` for recent history.",
+            f"Run `agentmonitors events list --session {session_id} --unread` for unread details.",
         ]
     )
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,13 +71,45 @@ def list_events(conn: sqlite3.Connection, query: EventQuery) -> list[dict[str, A
     folded away by Interpret or ``net`` (the ones no ack-all would ever clear).
     Unscoped: every event except ephemeral monitors' (a session's private watches).
     """
+    return page_events(conn, query, None).records
+
+
+@dataclass(frozen=True)
+class EventPage:
+    records: list[dict[str, Any]]
+    total: int  # every matching event, the ones past the limit included
+
+
+def page_events(conn: sqlite3.Connection, query: EventQuery, limit: int | None) -> EventPage:
+    """The newest ``limit`` matching records (all when None) and how many match in all.
+
+    Rows past the limit are only counted: a backlog of thousands of events costs a
+    count, not thousands of decoded records.
+    """
+    records: list[dict[str, Any]] = []
+    total = 0
+    filtered = bool(query.tags or query.scope)
+    for raw in _matching_rows(conn, query):
+        if limit is not None and len(records) >= limit and not filtered:
+            total += 1
+            continue
+        record = _record(raw, query)
+        if record is None:
+            continue
+        total += 1
+        if limit is None or len(records) < limit:
+            records.append(record)
+    return EventPage(records, total)
+
+
+def _matching_rows(conn: sqlite3.Connection, query: EventQuery) -> Iterator[sqlite3.Row]:
     where, params = _conditions(query)
     order = " ORDER BY e.created_at DESC, e.id DESC"
     if query.session_id is None:
         where.append(f"e.monitor_id NOT LIKE '{EPHEMERAL_PREFIX}%'")
         sql = "SELECT e.* FROM monitor_events e WHERE " + " AND ".join(where) + order
-        events = [EventRow.from_row(row) for row in conn.execute(sql, params)]
-        return [event.to_json() for event in events if _keep(event, query)]
+        yield from conn.execute(sql, params)
+        return
     session = get_session(conn, query.session_id)
     where.insert(0, "s.session_id = ?")
     params.insert(0, query.session_id)
@@ -94,14 +126,19 @@ def list_events(conn: sqlite3.Connection, query: EventQuery) -> list[dict[str, A
         f"SELECT e.*, {STATE_COLUMNS} FROM session_event_state s"
         " JOIN monitor_events e ON e.id = s.event_id WHERE " + " AND ".join(where) + order
     )
-    records: list[dict[str, Any]] = []
-    for raw in conn.execute(sql, params):
-        row = DeliveryRow.from_row(raw)
-        if not _keep(row.event, query):
-            continue
-        record = row.event.to_json()
-        if row.recipient_diff is not None:
-            record["diffText"] = row.recipient_diff
-        record["deliveryState"] = row.delivery_state
-        records.append(record)
-    return records
+    yield from conn.execute(sql, params)
+
+
+def _record(raw: sqlite3.Row, query: EventQuery) -> dict[str, Any] | None:
+    """The record of one row, or None when a tag or scope filter leaves it out."""
+    if query.session_id is None:
+        event = EventRow.from_row(raw)
+        return event.to_json() if _keep(event, query) else None
+    row = DeliveryRow.from_row(raw)
+    if not _keep(row.event, query):
+        return None
+    record = row.event.to_json()
+    if row.recipient_diff is not None:
+        record["diffText"] = row.recipient_diff
+    record["deliveryState"] = row.delivery_state
+    return record

@@ -48,6 +48,11 @@ class ReservationRegistry:
         with self._lock:
             return self._items.pop(reservation_id, None)
 
+    def clear(self) -> None:
+        """Drop every reservation (their rows belonged to a store that is gone)."""
+        with self._lock:
+            self._items.clear()
+
     def leased(self, session_id: str) -> frozenset[str]:
         """Event ids held by the session's live reservations."""
         now = self.clock.now_ms()

@@ -266,6 +266,17 @@ class DeliveryService:
         if reservation is not None:
             self.request_refresh(reservation.session_id)
 
+    def release_undelivered(self, reply: Any) -> None:
+        """Drop the reservation a reserve reply carried when that reply never reached
+        its hook (the hook timed out and left while the daemon was stalled): otherwise
+        the lease would withhold its events for the whole TTL."""
+        if not isinstance(reply, dict):
+            return
+        held = reply.get("reservation", reply)
+        reservation_id = held.get("reservationId") if isinstance(held, dict) else None
+        if isinstance(reservation_id, str):
+            self.release(reservation_id)
+
     # ------------------------------------------------------------------ channel proof
 
     def channel_sent(self, delivery_id: str) -> bool:

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from agentmonitors.monitor.discovery import Scope, discover
 from agentmonitors.monitor.model import MonitorDefinition
 from agentmonitors.monitor.parse import ParseFailure, ParseOutcome, parse_monitor_file
+from agentmonitors.monitor.trust import (
+    Requirement,
+    is_approved,
+    outside_paths,
+    read_ledger,
+    requirement_for,
+)
 from agentmonitors.monitor.validation import check_monitor
 from agentmonitors.sources.base import SourceRegistry
 
@@ -27,9 +35,18 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class Blocked:
+    """A valid project monitor that waits for the user's ``monitor approve``."""
+
+    monitor: MonitorDefinition
+    requirement: Requirement
+
+
+@dataclass(frozen=True)
 class Definitions:
     runnable: tuple[MonitorDefinition, ...]
     problems: tuple[Problem, ...]
+    blocked: tuple[Blocked, ...] = ()
 
 
 class DefinitionCache:
@@ -38,6 +55,8 @@ class DefinitionCache:
         self._parsed: dict[str, tuple[tuple[int, int, int], ParseOutcome]] = {}
         # Check results per file, valid while the parsed object is the cached one.
         self._checked: dict[str, tuple[MonitorDefinition, list[str]]] = {}
+        self._required: dict[str, tuple[MonitorDefinition, Requirement | None]] = {}
+        self._outside: dict[str, tuple[MonitorDefinition, frozenset[str]]] = {}
 
     def parse(self, path: str, scope: Scope | None) -> ParseOutcome:
         try:
@@ -60,6 +79,23 @@ class DefinitionCache:
         self._checked[monitor.file_path] = (monitor, errors)
         return errors
 
+    def requirement_of(self, monitor: MonitorDefinition, workspace: str) -> Requirement | None:
+        cached = self._required.get(monitor.file_path)
+        if cached is not None and cached[0] is monitor:
+            return cached[1]
+        requirement = requirement_for(monitor, workspace)
+        self._required[monitor.file_path] = (monitor, requirement)
+        return requirement
+
+    def outside_paths_of(self, monitor: MonitorDefinition, workspace: str) -> frozenset[str]:
+        """What a runnable monitor may read outside the workspace: what its globs name."""
+        cached = self._outside.get(monitor.file_path)
+        if cached is not None and cached[0] is monitor:
+            return cached[1]
+        paths = outside_paths(monitor.source_name, monitor.source_config, workspace)
+        self._outside[monitor.file_path] = (monitor, paths)
+        return paths
+
     def load(self, workspace: str, monitors_dir: str | None) -> Definitions:
         scan = discover(workspace, project_dir=monitors_dir, parse=self.parse)
         live = {monitor.file_path for monitor in scan.monitors}
@@ -68,6 +104,8 @@ class DefinitionCache:
         for path in [path for path in self._parsed if path not in live]:
             del self._parsed[path]
             self._checked.pop(path, None)
+            self._required.pop(path, None)
+            self._outside.pop(path, None)
         problems = [
             Problem(
                 failure.id or failure.file_path,
@@ -81,6 +119,8 @@ class DefinitionCache:
             dup.id: dup.file_paths for dup in scan.duplicate_ids
         }
         runnable: list[MonitorDefinition] = []
+        blocked: list[Blocked] = []
+        ledger: dict[str, dict[str, Any]] | None = None
         for monitor in scan.monitors:
             if monitor.id in duplicated:
                 continue
@@ -89,8 +129,15 @@ class DefinitionCache:
                 problems.append(
                     Problem(monitor.id, "; ".join(errors), monitor.file_path, monitor.source_name)
                 )
-            else:
-                runnable.append(monitor)
+                continue
+            requirement = self.requirement_of(monitor, workspace)
+            if requirement is not None:
+                # Read once per load, and only when some monitor needs approval.
+                ledger = read_ledger(workspace) if ledger is None else ledger
+                if not is_approved(requirement, ledger):
+                    blocked.append(Blocked(monitor, requirement))
+                    continue
+            runnable.append(monitor)
         for monitor_id, paths in duplicated.items():
             problems.append(
                 Problem(
@@ -101,7 +148,7 @@ class DefinitionCache:
                     "unknown",
                 )
             )
-        return Definitions(tuple(runnable), tuple(problems))
+        return Definitions(tuple(runnable), tuple(problems), tuple(blocked))
 
 
 def _source_of(failure: ParseFailure) -> str:

@@ -29,12 +29,14 @@ from agentmonitors.monitor.parse import monitor_id_for
 from agentmonitors.runtime.clock import iso_from_ms, ms_from_iso
 from agentmonitors.runtime.definitions import DefinitionCache, Problem
 from agentmonitors.runtime.explain_common import (
+    AWAITING_REASON,
     BLOCKED_REASON,
     IDLE_RESULTS,
     STAGE_IDS,
     STAGE_LABELS,
     STATUS_GLYPHS,
     STATUS_SEVERITY,
+    _awaiting_approval,
     _Context,
     _event_total,
     _every,
@@ -100,6 +102,9 @@ def _definition(
                 {"filePath": monitor.file_path, "sourceName": monitor.source_name},
             )
             return stage, monitor, _monitor_json(monitor_id, monitor)
+    for blocked in definitions.blocked:
+        if blocked.monitor.id == monitor_id:
+            return _awaiting_approval(blocked), None, _monitor_json(monitor_id, blocked.monitor)
     problems = [
         problem for problem in definitions.problems if _problem_matches(problem, monitor_id)
     ]
@@ -450,7 +455,8 @@ def explain_monitor(
 
     stages = [definition]
     if monitor is None:
-        stages += [_stage(stage_id, "pending", BLOCKED_REASON) for stage_id in STAGE_IDS[1:]]
+        skipped = AWAITING_REASON if definition["status"] == "pending" else BLOCKED_REASON
+        stages += [_stage(stage_id, "pending", skipped) for stage_id in STAGE_IDS[1:]]
     else:
         stages.append(_scheduling(ctx, monitor))
         stages.append(_observation(ctx, monitor))

@@ -6,9 +6,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.monitor.trust import BLOCKED_REASON as APPROVAL_REASON
+from agentmonitors.monitor.trust import approve_command
 from agentmonitors.store.records import EventRow, HistoryRow, MonitorStateRow
 
 if TYPE_CHECKING:
+    from agentmonitors.runtime.definitions import Blocked
     from agentmonitors.runtime.tick import Runtime
     from agentmonitors.store.database import Database
 
@@ -30,6 +33,7 @@ SESSION_HINT = (
     "`agentmonitors session start`)"
 )
 BLOCKED_REASON = "Not evaluated: the definition stage failed."
+AWAITING_REASON = "Not evaluated: the monitor awaits the user's approval."
 
 
 def _stage(
@@ -42,6 +46,26 @@ def _stage(
         "reason": reason,
         "details": details if details is not None else {},
     }
+
+
+def _awaiting_approval(blocked: Blocked) -> dict[str, Any]:
+    monitor, requirement = blocked.monitor, blocked.requirement
+    command = approve_command(monitor.id)
+    reason = (
+        f"{APPROVAL_REASON}: this project monitor {requirement.summary()}; it runs once the "
+        f"user approves it with `{command}` (an agent must not approve for the user)."
+    )
+    details = {
+        "filePath": monitor.file_path,
+        "sourceName": monitor.source_name,
+        "approval": {
+            "status": "awaiting",
+            "reach": requirement.reach,
+            "hash": requirement.digest,
+            "command": command,
+        },
+    }
+    return _stage("definition", "pending", reason, details)
 
 
 def _plural(count: int, noun: str) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentmonitors.monitor.model import MonitorDefinition, RollupNotify
+from agentmonitors.monitor.trust import BLOCKED_REASON
 from agentmonitors.runtime.backoff import restored_failures
 from agentmonitors.runtime.clock import Clock, SystemClock, iso_from_ms, ms_from_iso
 from agentmonitors.runtime.definitions import DefinitionCache, Definitions, Problem
@@ -123,6 +124,11 @@ class Runtime:
         self._reap_sessions(now)
         for problem in definitions.problems:
             self._record_problem(problem, now, result)
+        for blocked in definitions.blocked:
+            # Never observed (its command never runs) until the user approves it.
+            result.skipped_monitors.append(
+                {"monitorId": blocked.monitor.id, "reason": BLOCKED_REASON}
+            )
 
         due = self._due(definitions, forced, forced_sources, now, result)
 
@@ -210,6 +216,8 @@ class Runtime:
             now_ms=now,
             workspace_path=self.workspace,
             monitor_id=monitor.id,
+            # Only runnable monitors get here: approved, trusted, or inside the workspace.
+            approved_outside_paths=self.definitions.outside_paths_of(monitor, self.workspace),
         )
         outcome = await observe(monitor.source_config, context)
         if not isinstance(outcome, ObservationResult):

@@ -9,6 +9,10 @@ as a write in the same timestamp tick could otherwise go unnoticed. (The wall cl
 ``context.now_ms``: mtimes are wall-clock facts.) The accepted trade-off:
 rewriting a file in place with same-size content and then restoring its old mtime
 defeats the cache until the file changes again (the same trade-off git makes).
+
+Files are hashed in chunks, so memory does not grow with a file's size; a changed
+file's text (its snapshot, from which diffs are made) is kept only up to
+:data:`SNAPSHOT_CAP_BYTES`.
 """
 
 from __future__ import annotations
@@ -26,9 +30,11 @@ from pydantic import Field
 from agentmonitors.monitor.fields import Duration, GlobPatterns, OptionalGlobPatterns
 from agentmonitors.sources.base import ModelSource, SourceConfig
 from agentmonitors.sources.file_globs import (
+    Confinement,
     compile_patterns,
+    confined_files,
     exists,
-    matched_files,
+    outside_roots,
     resolve_base,
 )
 from agentmonitors.sources.observation import (
@@ -41,6 +47,14 @@ from agentmonitors.sources.observation import (
 # A file modified this recently (relative to when it is hashed) is "racily clean":
 # another write within the same mtime tick would leave size and mtime unchanged.
 RACY_WINDOW_NS = 2_000_000_000
+
+MIB = 1024 * 1024
+# Files are hashed this much at a time, so a huge file costs one chunk of memory.
+CHUNK_BYTES = MIB
+# A changed file's text is kept (stored as its snapshot, diffed against the last one)
+# only up to this size; above it the change is reported without a diff, since a diff
+# of megabytes would be cut for the agent anyway and each snapshot lives in the store.
+SNAPSHOT_CAP_BYTES = MIB
 
 LABELS: dict[ChangeKind, str] = {
     "created": "File created",
@@ -106,15 +120,20 @@ class FileFingerprintSource(ModelSource):
         self, config: FileFingerprintConfig, context: ObservationContext
     ) -> ObservationResult:
         base = resolve_base(config.cwd, context.workspace_path)
-        files = matched_files(
-            compile_patterns(config.globs, base), compile_patterns(config.ignore, base)
+        globs = compile_patterns(config.globs, base)
+        workspace = context.workspace_path or base
+        # A symlink never carries a read outside the workspace unless its target is
+        # approved or lies within what the definition itself names (which needs approval).
+        confinement = Confinement(
+            workspace, (*context.approved_outside_paths, *outside_roots(globs, workspace))
         )
+        files, skipped = confined_files(globs, compile_patterns(config.ignore, base), confinement)
         previous = _previous_fingerprints(context.previous_state)
         with self._lock:
             cache = self._hashes.get(context.monitor_id, {})
         fresh: dict[str, _CachedHash] = {}
         fingerprints: dict[str, str] = {}
-        contents: dict[str, bytes] = {}
+        contents: dict[str, bytes | None] = {}
         now_ns = time.time_ns()
         for path, info in files.items():
             cached = cache.get(path)
@@ -133,8 +152,8 @@ class FileFingerprintSource(ModelSource):
                 fingerprints[path] = cached.sha
                 continue
             started_ns = time.time_ns()
-            data = _read(path)
-            sha = hashlib.sha256(data).hexdigest()
+            # The text is only needed for a change against a known baseline.
+            sha, data = _digest(path, keep_text=previous is not None)
             fresh[path] = _CachedHash(
                 info.st_size,
                 info.st_mtime_ns,
@@ -158,6 +177,7 @@ class FileFingerprintSource(ModelSource):
             observations=observations,
             next_state={"fingerprints": fingerprints},
             outcome="no-files-matched" if not files and not observations else None,
+            warnings=[link.describe() for link in skipped],
         )
 
 
@@ -165,7 +185,7 @@ def _compare(
     path: str,
     previous: Mapping[str, Any],
     fingerprints: dict[str, str],
-    contents: dict[str, bytes],
+    contents: dict[str, bytes | None],
 ) -> Observation | None:
     current = fingerprints.get(path)
     if current is None:
@@ -179,19 +199,24 @@ def _compare(
 
 
 def _present(
-    path: str, kind: ChangeKind, current: str, data: bytes, previous: Any = None
+    path: str, kind: ChangeKind, current: str, data: bytes | None, previous: Any = None
 ) -> Observation:
     hashes: dict[str, Any] = {"filePath": path}
     if kind == "modified":
         hashes["previousHash"] = previous
     hashes["currentHash"] = current
     title = f"{LABELS[kind]}: {path}"
+    summary = title
+    if data is None:
+        summary = f"{title} (over the {SNAPSHOT_CAP_BYTES // MIB} MiB snapshot cap: no diff)"
     return Observation(
         title=title,
-        summary=title,
+        summary=summary,
         payload=hashes,
         snapshot=dict(hashes),
-        snapshot_text=None if b"\0" in data else data.decode("utf-8", errors="replace"),
+        snapshot_text=(
+            None if data is None or b"\0" in data else data.decode("utf-8", errors="replace")
+        ),
         object_key=path,
         query_scope={"filePath": path},
         change_kind=kind,
@@ -222,9 +247,23 @@ def _previous_fingerprints(state: Any) -> dict[str, Any] | None:
     return {str(path): value for path, value in fingerprints.items()}
 
 
-def _read(path: str) -> bytes:
+def _digest(path: str, *, keep_text: bool) -> tuple[str, bytes | None]:
+    """The file's sha256, read in chunks, and its bytes when wanted and within the cap.
+
+    Memory stays at one chunk plus at most :data:`SNAPSHOT_CAP_BYTES` whatever the
+    file's size; a file over the cap gives None (its change is reported without a diff).
+    """
+    digest = hashlib.sha256()
+    kept: bytearray | None = bytearray() if keep_text else None
     try:
         with open(path, "rb") as handle:
-            return handle.read()
+            while chunk := handle.read(CHUNK_BYTES):
+                digest.update(chunk)
+                if kept is not None:
+                    if len(kept) + len(chunk) > SNAPSHOT_CAP_BYTES:
+                        kept = None
+                    else:
+                        kept += chunk
     except OSError as error:
         raise OSError(error.errno, f"Cannot read matched file {path}: {error.strerror}") from error
+    return digest.hexdigest(), None if kept is None else bytes(kept)

@@ -162,6 +162,54 @@ def _parse(source: str, pattern: str, base: str) -> GlobPattern | None:
     )
 
 
+@dataclass(frozen=True)
+class SkippedLink:
+    """A matched path reached through a symlink that resolves where it may not read."""
+
+    path: str
+    target: str
+
+    def describe(self) -> str:
+        return (
+            f"skipped symlink {self.path} -> {self.target}: it leads outside the workspace;"
+            " to read it, name the target in watch.globs (a project monitor then waits for"
+            " `agentmonitors monitor approve`)"
+        )
+
+
+class Confinement:
+    """Where a followed symlink may lead: the workspace and approved outside paths.
+
+    A path that involves no symlink is not judged here (what a definition names outside
+    the workspace is the approval ledger's business); a path whose resolution differs
+    from its lexical form must land inside one of ``roots``, compared after resolving
+    them too, so a workspace reached through a symlinked parent still counts as inside.
+    """
+
+    def __init__(self, workspace: str, approved: Iterable[str] = ()) -> None:
+        resolved = {os.path.realpath(path) for path in (workspace, *approved) if path}
+        self.roots = tuple(sorted(resolved))
+        self._real_folders: dict[str, str] = {}
+
+    def allows(self, real: str) -> bool:
+        """Whether the resolved path ``real`` lies inside one of the roots."""
+        for root in self.roots:
+            if real == root or real.startswith(root if root.endswith("/") else root + "/"):
+                return True
+        return False
+
+    def resolve(self, path: str, is_link: bool) -> str:
+        """``path`` with every symlink resolved; its folder's resolution is cached."""
+        if is_link:
+            return os.path.realpath(path)
+        folder, name = os.path.split(path)
+        real_folder = self._real_folders.get(folder)
+        if real_folder is None:
+            real_folder = os.path.realpath(folder)
+            self._real_folders[folder] = real_folder
+        return os.path.join(real_folder, name)
+
+
 class _Lister:
     """Folder listings for one expansion, each folder read at most once."""
 
@@ -193,27 +241,54 @@ class _Lister:
         return listing
 
 
-def expand(patterns: Sequence[GlobPattern]) -> list[str]:
+def expand(
+    patterns: Sequence[GlobPattern],
+    confinement: Confinement | None = None,
+    skipped: dict[str, SkippedLink] | None = None,
+) -> list[str]:
     """Absolute paths of the non-folder entries ``patterns`` match, deduplicated.
 
-    Entries are not yet checked to be readable files (see :func:`matched_files`).
+    Entries are not yet checked to be readable files (see :func:`matched_files`). With
+    a ``confinement``, a symlinked folder that leads outside it is never listed: it
+    goes to ``skipped`` instead.
     """
     lister = _Lister()
     found: dict[str, None] = {}
+    fence = None if confinement is None else _Fence(confinement, skipped)
     for pattern in patterns:
         if pattern.needs_normalising:
             local: dict[str, None] = {}
-            _walk(pattern, lister, local)
+            _walk(pattern, lister, local, fence)
             found.update(dict.fromkeys(os.path.normpath(path) for path in local))
         else:
-            _walk(pattern, lister, found)
+            _walk(pattern, lister, found, fence)
     return list(found)
 
 
-def _walk(pattern: GlobPattern, lister: _Lister, found: dict[str, None]) -> None:
+class _Fence:
+    """Stops a walk at symlinked folders that leave a confinement, noting each once."""
+
+    def __init__(self, confinement: Confinement, skipped: dict[str, SkippedLink] | None) -> None:
+        self.confinement = confinement
+        self.skipped = skipped if skipped is not None else {}
+
+    def blocks(self, folder: str) -> bool:
+        real = os.path.realpath(folder)
+        if real == folder or self.confinement.allows(real):
+            return False
+        self.skipped.setdefault(folder, SkippedLink(folder, real))
+        return True
+
+
+def _walk(
+    pattern: GlobPattern, lister: _Lister, found: dict[str, None], fence: _Fence | None
+) -> None:
     segments = pattern.segments
     if not segments:
         found[pattern.root] = None
+        return
+    # The literal prefix may itself run through a symlink out of the workspace.
+    if fence is not None and fence.blocks(pattern.root):
         return
     last = len(segments) - 1
     seen: set[tuple[str, int]] = set()
@@ -239,6 +314,8 @@ def _walk(pattern: GlobPattern, lister: _Lister, found: dict[str, None]) -> None
             stack.append((folder, j + 1))
             for name, (is_dir, is_link) in lister.entries(folder).items():
                 if is_dir and not name.startswith("."):
+                    if is_link and fence is not None and fence.blocks(prefix + name):
+                        continue
                     # A symlinked folder is not crawled; its contents may still
                     # match the segments after the ``**``.
                     stack.append((prefix + name, j + 1 if is_link else j))
@@ -254,13 +331,32 @@ def _walk(pattern: GlobPattern, lister: _Lister, found: dict[str, None]) -> None
             continue
         assert isinstance(value, re.Pattern)
         match = value.match
-        for name, (is_dir, _is_link) in lister.entries(folder).items():
+        for name, (is_dir, is_link) in lister.entries(folder).items():
             if match(name):
                 if j != last:
-                    if is_dir:
+                    if is_dir and not (
+                        is_link and fence is not None and fence.blocks(prefix + name)
+                    ):
                         stack.append((prefix + name, j + 1))
                 elif not is_dir:
                     found[prefix + name] = None
+
+
+def outside_roots(globs: Sequence[GlobPattern], workspace: str) -> list[str]:
+    """The folders ``globs`` name outside ``workspace``, judged lexically.
+
+    A definition that reaches outside the workspace is itself subject to approval, so
+    a symlink that stays within what it names is no escape.
+    """
+    # Lexical, not resolved: a folder named inside the workspace that is a symlink out
+    # of it is exactly what must not count as named.
+    root = os.path.normpath(os.path.abspath(workspace))
+    prefix = root if root.endswith("/") else root + "/"
+    return [
+        pattern.watch_root
+        for pattern in globs
+        if pattern.watch_root != root and not pattern.watch_root.startswith(prefix)
+    ]
 
 
 def matched_files(
@@ -268,16 +364,37 @@ def matched_files(
 ) -> dict[str, os.stat_result]:
     """The regular files ``globs`` match minus ``ignore``, sorted, with their ``stat``.
 
-    Symlinks are followed. Folders (spec 04 §3 step 2), dangling symlinks, vanished
-    entries and non-regular files (FIFOs, sockets, devices: reading could block) are
-    dropped. Any other ``stat`` failure raises OSError naming the path: a matched file
-    that cannot be examined is never guessed absent.
+    Symlinks are followed without confinement; see :func:`confined_files`.
+    """
+    return confined_files(globs, ignore, None)[0]
+
+
+def confined_files(
+    globs: Sequence[GlobPattern],
+    ignore: Sequence[GlobPattern],
+    confinement: Confinement | None,
+) -> tuple[dict[str, os.stat_result], list[SkippedLink]]:
+    """The regular files ``globs`` match minus ``ignore``, sorted, with their ``stat``.
+
+    Symlinks are followed, except (with a ``confinement``) one whose target resolves
+    outside it: that path is returned among the skipped links and its target is never
+    examined. Folders (spec 04 §3 step 2), dangling symlinks, vanished entries and
+    non-regular files (FIFOs, sockets, devices: reading could block) are dropped. Any
+    other ``stat`` failure raises OSError naming the path: a matched file that cannot be
+    examined is never guessed absent.
     """
     files: dict[str, os.stat_result] = {}
-    for path in sorted(expand(globs)):
+    skipped: dict[str, SkippedLink] = {}
+    for path in sorted(expand(globs, confinement, skipped)):
         if ignore and any(pattern.matches(path) for pattern in ignore):
             continue
         try:
+            if confinement is not None:
+                link = stat.S_ISLNK(os.lstat(path).st_mode)
+                real = confinement.resolve(path, link)
+                if real != path and not confinement.allows(real):
+                    skipped.setdefault(path, SkippedLink(path, real))
+                    continue
             info = os.stat(path)
         except OSError as error:
             if error.errno in _MISSING:
@@ -287,7 +404,7 @@ def matched_files(
             ) from error
         if stat.S_ISREG(info.st_mode):
             files[path] = info
-    return files
+    return files, [skipped[path] for path in sorted(skipped)]
 
 
 def exists(path: str) -> bool:

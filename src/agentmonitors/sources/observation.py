@@ -99,6 +99,10 @@ class ObservationContext:
     workspace_path: str | None
     # The monitor being observed, so a source can keep per-monitor caches.
     monitor_id: str = ""
+    # Resolved outside paths (files or folders) the user approved reading: a symlink
+    # whose target lies under one may be followed out of the workspace. The approval
+    # ledger fills this; empty means only the workspace itself.
+    approved_outside_paths: frozenset[str] = frozenset()
 
 
 @runtime_checkable

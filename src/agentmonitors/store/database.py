@@ -8,7 +8,7 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from agentmonitors.store.ids import new_id
 from agentmonitors.store.schema import SCHEMA_VERSION, migrate
@@ -17,6 +17,7 @@ log = logging.getLogger("agentmonitors.store")
 
 BUSY_TIMEOUT_MS = 5000
 _SIDECARS = ("", "-wal", "-shm", "-journal")
+_WAL_FILES = ("-wal", "-shm")
 _tightened: set[str] = set()
 _warned: list[str] = []
 
@@ -109,6 +110,69 @@ class Database:
             self.conn = self._open()
         except sqlite3.Error as error:
             raise _translate(error, path, busy_timeout_ms) from error
+        # The files the connection was opened on; see ``file_problem`` and ``reopen``.
+        self.identity = self._identity(self.path, os.stat)
+        self._sidecars = self._sidecar_identities()
+
+    @staticmethod
+    def _identity(path: str, examine: Callable[[str], os.stat_result]) -> tuple[int, int] | None:
+        if is_memory(path):
+            return None
+        try:
+            info = examine(path)
+        except OSError:
+            return None
+        return (info.st_dev, info.st_ino)
+
+    def _sidecar_identities(self) -> dict[str, tuple[int, int]]:
+        """The write-ahead log files next to the open database (SQLite resolves links)."""
+        if is_memory(self.path):
+            return {}
+        real = os.path.realpath(self.path)
+        found = {real + suffix: self._identity(real + suffix, os.lstat) for suffix in _WAL_FILES}
+        return {path: identity for path, identity in found.items() if identity is not None}
+
+    def file_problem(self) -> str | None:
+        """``"deleted"`` or ``"replaced"`` when the path no longer names the open file.
+
+        SQLite keeps writing to a file unlinked under it, so everything written after
+        would vanish at the next open; callers check this regularly and reopen.
+        """
+        if self.identity is None:
+            return None
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            return "deleted"
+        except OSError:
+            return None  # cannot tell (a permission change): keep what works
+        if (info.st_dev, info.st_ino) != self.identity:
+            return "replaced"
+        # Noted while healthy: the log may appear only after the first transaction.
+        self._sidecars = self._sidecar_identities()
+        return None
+
+    def reopen(self) -> None:
+        """Close the connection and open whatever is at the path now (a fresh store if
+        nothing is)."""
+        with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.close()
+            # SQLite leaves the old file's write-ahead log behind when the file moved;
+            # a new connection would read it as the content of whatever is at the path
+            # now. Only the sidecars this connection made are removed: a replacement
+            # brought with its own log keeps it.
+            for path, identity in self._sidecars.items():
+                if self._identity(path, os.lstat) == identity:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)
+            _tightened.discard(self.path)
+            try:
+                self.conn = self._open()
+            except sqlite3.Error as error:
+                raise _translate(error, self.path, self.busy_timeout_ms) from error
+            self.identity = self._identity(self.path, os.stat)
+            self._sidecars = self._sidecar_identities()
 
     def _open(self) -> sqlite3.Connection:
         if not is_memory(self.path):

@@ -208,6 +208,7 @@ def deliver_to_session(
     output_format: str,
     debug: Callable[[str], None],
     channel_delivery_ids: tuple[str, ...] = (),
+    preface: str = "",
 ) -> bool:
     """Reserve, render, write, then commit (release when the write fails).
 
@@ -222,12 +223,10 @@ def deliver_to_session(
         call,
     )
 
-    if debug is not _quiet:
-        # Diagnose before reserving, so the report shows what the reservation sees.
-        session = _find_session(socket, host_session_id, debug)
-        if session is None:
-            return False
-        _debug_diagnosis(socket, str(session["id"]), lifecycle, debug)
+    if debug is not _quiet and not _debug_before_reserving(
+        socket, host_session_id, lifecycle, debug
+    ):
+        return False
     request: dict[str, Any] = {
         "hostSessionId": host_session_id,
         "lifecycle": lifecycle,
@@ -272,7 +271,9 @@ def deliver_to_session(
             "claim: null — nothing to deliver at this lifecycle right now (see the hold "
             "reasons above, if any)"
         )
-        return False
+        return _write_preface(preface, event_name, output_format)
+    if preface:
+        text = preface + "\n\n" + text
     if debug is not _quiet:
         _debug_claim(reservation.get("claim") or {}, reply, debug)
         if reply.get("moreDeferred"):
@@ -291,6 +292,58 @@ def deliver_to_session(
     )
     _heartbeat(socket, host_session_id, session_id, workspace, delivered=True)
     return True
+
+
+def _debug_before_reserving(
+    socket: str, host_session_id: str, lifecycle: str, debug: Callable[[str], None]
+) -> bool:
+    """Diagnose before reserving, so the report shows what the reservation sees."""
+    session = _find_session(socket, host_session_id, debug)
+    if session is None:
+        return False
+    _debug_diagnosis(socket, str(session["id"]), lifecycle, debug)
+    waiting = blocked_monitor_ids(socket)
+    if waiting:
+        debug(f"blocked: awaiting-approval (never run until the user approves): {waiting}")
+    return True
+
+
+def _write_preface(preface: str, event_name: str | None, output_format: str) -> bool:
+    """Session start's own line when there is no recap to put it in front of."""
+    if not preface:
+        return False
+    try:
+        sys.stdout.write(preface if output_format == "text" else hook_json(event_name, preface))
+        sys.stdout.flush()
+    except Exception:  # a closed stdout: nothing reached the host, and nothing was claimed
+        return False
+    return True
+
+
+def blocked_monitor_ids(socket: str) -> list[str]:
+    """Ids of the monitors that wait for the user's approval; [] from an older daemon."""
+    from agentmonitors.daemon.client import DaemonError, call
+
+    try:
+        reply = call(socket, "monitor.blocked", {})
+    except DaemonError:
+        return []
+    rows = reply.get("blocked") if isinstance(reply, dict) else None
+    # Ids come from a repository's folder names and reach the agent's context: only
+    # plain ids pass, so a folder name cannot smuggle instructions in.
+    return [
+        row["monitorId"]
+        for row in rows or []
+        if isinstance(row, dict) and _plain_id(row.get("monitorId"))
+    ]
+
+
+def _plain_id(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 64
+        and all(char.isascii() and (char.isalnum() or char in "-_.") for char in value)
+    )
 
 
 def _debug_claim(

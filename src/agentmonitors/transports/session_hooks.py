@@ -101,12 +101,13 @@ def session_start(payload: HookPayload) -> int:
         state.socket or os.path.join(workspace_data_dir(workspace), "agentmonitors.sock")
     )
     db = state.db or os.path.join(workspace_data_dir(workspace), "inbox.db")
-    if not ping(socket) and not _boot(workspace, socket, db, state.reap_after_ms):
+    failure = None if ping(socket) else _boot(workspace, socket, db, state.reap_after_ms)
+    if failure is not None:
         from datetime import UTC, datetime
 
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
         write_local_state(workspace, state._replace(last_boot_failure_at=stamp))
-        sys.stderr.write(f"error: Daemon failed to start within {int(BOOT_WAIT_S)}s\n")
+        sys.stderr.write(f"error: {failure}\n")
         return 1
     write_local_state(
         workspace,
@@ -126,7 +127,7 @@ def session_start(payload: HookPayload) -> int:
     )
     sys.stderr.write(f"AgentMon: session {session['id']} registered; daemon at {socket}\n")
 
-    from agentmonitors.transports.deliver import _quiet, deliver_to_session
+    from agentmonitors.transports.deliver import _quiet, blocked_monitor_ids, deliver_to_session
 
     deliver_to_session(
         socket,
@@ -136,12 +137,31 @@ def session_start(payload: HookPayload) -> int:
         workspace=workspace,
         output_format="json",
         debug=_quiet,
+        preface=approval_line(blocked_monitor_ids(socket)),
     )
     return 0
 
 
-def _boot(workspace: str, socket: str, db: str, reap_after_ms: int) -> bool:
-    """Start a detached daemon for ``workspace`` and wait until it answers."""
+def approval_line(waiting: list[str]) -> str:
+    """The one line telling the agent which monitors wait, and that approving is the user's."""
+    if not waiting:
+        return ""
+    names = ", ".join(waiting)
+    which = "monitor waits" if len(waiting) == 1 else "monitors wait"
+    return (
+        f"AgentMon: {len(waiting)} project {which} for the user's approval and will not run "
+        f"until then: {names}. Tell the user; only they may approve, after reading what each "
+        "runs or reads (`agentmonitors monitor approve --list`, then `agentmonitors monitor "
+        "approve <id>`). Do not run the approve command yourself."
+    )
+
+
+def _boot(workspace: str, socket: str, db: str, reap_after_ms: int) -> str | None:
+    """Start a detached daemon for ``workspace`` and wait until it answers.
+
+    Returns None once it answers, else what went wrong: a daemon that exited says why
+    in its log (a database that cannot be opened, say), and that line is the answer.
+    """
     from agentmonitors.daemon.client import ping
     from agentmonitors.paths import workspace_log_path
 
@@ -159,20 +179,51 @@ def _boot(workspace: str, socket: str, db: str, reap_after_ms: int) -> bool:
     from agentmonitors.daemon.spawn import spawn_daemon
 
     env = {**os.environ, "AGENTMONITORS_DB": db, "AGENTMONITORS_SOCKET": socket}
-    pid = spawn_daemon(argv, env, workspace_log_path(workspace))
+    log_path = workspace_log_path(workspace)
+    log_start = _size(log_path)
+    pid = spawn_daemon(argv, env, log_path)
     deadline = time.monotonic() + BOOT_WAIT_S
     while time.monotonic() < deadline:
         if ping(socket, timeout_s=0.5):
-            return True
+            return None
         try:
             finished, _ = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
             finished = 0
         if finished:
             # It exited: maybe another session's daemon won the race; it may answer now.
-            return ping(socket, timeout_s=0.5)
+            if ping(socket, timeout_s=0.5):
+                return None
+            reason = _logged_error(log_path, log_start)
+            if reason is not None:
+                return f"Daemon failed to start: {reason} (log: {log_path})"
+            return f"Daemon exited at start; see its log: {log_path}"
         time.sleep(BOOT_PING_S)
-    return False
+    return f"Daemon failed to start within {int(BOOT_WAIT_S)}s"
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _logged_error(log_path: str, start: int) -> str | None:
+    """The last ``error: ...`` the daemon wrote to its log since ``start``."""
+    try:
+        with open(log_path, "rb") as handle:
+            # A log rotated at the spawn starts afresh.
+            handle.seek(start if os.fstat(handle.fileno()).st_size >= start else 0)
+            tail = handle.read(65536).decode("utf-8", "replace")
+    except OSError:
+        return None
+    found = None
+    for line in tail.splitlines():
+        marker = line.find("error: ")
+        if marker >= 0:
+            found = line[marker + len("error: ") :].strip()
+    return found or None
 
 
 def run_session_end(args: list[str]) -> int:

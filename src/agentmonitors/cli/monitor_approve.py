@@ -1,0 +1,179 @@
+"""``agentmonitors monitor approve``: the user lets a project monitor run or read beyond the repo.
+
+Only the user runs this; an agent must not approve for them (the skill says so). An
+approval covers exactly what the monitor runs or reads now: edit its command, cwd, env
+keys, outside globs or URL host and it waits again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from agentmonitors.cli.completion import complete_monitor_id
+from agentmonitors.cli.output import emit, format_option, report_error, resolve_format, warn
+
+
+def _entry(
+    monitor: Any, requirement: Any, status: str, ledger: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    recorded = ledger.get(monitor.id) or {}
+    return {
+        "monitorId": monitor.id,
+        "status": status,
+        "sourceName": monitor.source_name,
+        "filePath": monitor.file_path,
+        "summary": requirement.summary(),
+        "reach": requirement.reach,
+        "hash": requirement.digest,
+        "approvedAt": recorded.get("approvedAt") if status == "approved" else None,
+    }
+
+
+def _listing(definitions: Any, cache: Any, workspace: str) -> list[dict[str, Any]]:
+    """Every monitor that needs approval: the approved first, then those that wait."""
+    from agentmonitors.monitor.trust import read_ledger
+
+    ledger = read_ledger(workspace)
+    rows: list[dict[str, Any]] = []
+    for monitor in definitions.runnable:
+        requirement = cache.requirement_of(monitor, workspace)
+        if requirement is not None:
+            rows.append(_entry(monitor, requirement, "approved", ledger))
+    for blocked in definitions.blocked:
+        rows.append(_entry(blocked.monitor, blocked.requirement, "awaiting-approval", ledger))
+    return rows
+
+
+def _listing_text(rows: list[dict[str, Any]], ledger: str) -> str:
+    if not rows:
+        return "No monitor of this project runs a command or reads outside it: nothing to approve."
+    lines = []
+    for row in rows:
+        mark = "approved" if row["status"] == "approved" else "waits   "
+        lines.append(f"{mark}  {row['monitorId']}: {row['summary']}")
+    waiting = [row["monitorId"] for row in rows if row["status"] != "approved"]
+    if waiting:
+        lines.append(
+            "Approve after reading what each runs: `agentmonitors monitor approve <id>` (or --all)."
+        )
+    lines.append(f"Approvals are kept in {ledger}.")
+    return "\n".join(lines)
+
+
+@click.command(
+    "approve",
+    help="Let project monitors that run a command, fetch a URL or read outside the project "
+    "run (only the user approves; never an agent). A changed definition waits again.",
+)
+@click.argument("monitor_ids", nargs=-1, shell_complete=complete_monitor_id)
+@click.option("--all", "approve_all", is_flag=True, help="Approve every monitor that waits.")
+@click.option("--list", "list_only", is_flag=True, help="Show what is approved and what waits.")
+@click.option("--workspace", help="Project directory (default: the current project).")
+@click.option("--dir", "monitors_dir", help="Monitors folder (default: .claude/monitors).")
+@format_option(("toon", "json", "text"), None)
+def approve(
+    monitor_ids: tuple[str, ...],
+    approve_all: bool,
+    list_only: bool,
+    workspace: str | None,
+    monitors_dir: str | None,
+    output_format: str | None,
+) -> int:
+    from agentmonitors.cli.daemon import workspace_and_monitors
+    from agentmonitors.monitor.trust import ledger_path, record_approvals
+    from agentmonitors.runtime.definitions import DefinitionCache
+    from agentmonitors.sources.registry import load_registry
+
+    fmt = resolve_format(output_format)
+    as_json = fmt == "json"
+    chosen = sum((bool(monitor_ids), approve_all, list_only))
+    if chosen != 1:
+        return report_error(
+            "monitor approve takes monitor ids, --all or --list (exactly one of them)", as_json
+        )
+    workspace_path, monitors_path = workspace_and_monitors(workspace, monitors_dir)
+    cache = DefinitionCache(load_registry(warn))
+    definitions = cache.load(workspace_path, monitors_path)
+    ledger = ledger_path(workspace_path)
+    if list_only:
+        rows = _listing(definitions, cache, workspace_path)
+        emit(
+            {"workspacePath": workspace_path, "ledger": ledger, "monitors": rows},
+            fmt,
+            lambda: _listing_text(rows, ledger),
+        )
+        return 0
+
+    waiting = {blocked.monitor.id: blocked for blocked in definitions.blocked}
+    if approve_all:
+        targets = list(waiting.values())
+    else:
+        problem = _unknown(monitor_ids, waiting, definitions)
+        if problem is not None:
+            return report_error(problem, as_json)
+        targets = [waiting[monitor_id] for monitor_id in monitor_ids if monitor_id in waiting]
+    try:
+        record_approvals(workspace_path, [blocked.requirement for blocked in targets])
+    except OSError as error:
+        return report_error(
+            f"cannot record the approval in {ledger}: {error.strerror or error}", as_json
+        )
+    approved = [
+        {
+            "monitorId": blocked.monitor.id,
+            "summary": blocked.requirement.summary(),
+            "reach": blocked.requirement.reach,
+            "hash": blocked.requirement.digest,
+        }
+        for blocked in targets
+    ]
+    runnable = {monitor.id: monitor for monitor in definitions.runnable}
+    already = {
+        monitor_id: (
+            "is already approved"
+            if cache.requirement_of(runnable[monitor_id], workspace_path) is not None
+            else "runs nothing and reads nothing outside the project: it needs no approval"
+        )
+        for monitor_id in monitor_ids
+        if monitor_id not in waiting
+    }
+
+    def text() -> str:
+        if not approved and not already:
+            return "No monitor waits for approval."
+        lines = [f"Approved {row['monitorId']}: {row['summary']}" for row in approved]
+        lines += [f"{monitor_id} {why}." for monitor_id, why in already.items()]
+        if approved:
+            lines.append("A running daemon runs them from its next tick.")
+        return "\n".join(lines)
+
+    emit(
+        {"workspacePath": workspace_path, "ledger": ledger, "approved": approved},
+        fmt,
+        text,
+    )
+    return 0
+
+
+def _unknown(
+    monitor_ids: tuple[str, ...],
+    waiting: dict[str, Any],
+    definitions: Any,
+) -> str | None:
+    """Why one of ``monitor_ids`` cannot be approved, or None."""
+    runnable = {monitor.id for monitor in definitions.runnable}
+    invalid = {problem.monitor_id: problem.message for problem in definitions.problems}
+    for monitor_id in monitor_ids:
+        if monitor_id in waiting or monitor_id in runnable:
+            continue
+        if monitor_id in invalid:
+            return (
+                f'monitor "{monitor_id}" is invalid ({invalid[monitor_id]}); fix it '
+                "(see `agentmonitors validate`) before approving it"
+            )
+        known = sorted(runnable | set(waiting))
+        listing = f"known ids: {', '.join(known)}" if known else "the project defines no monitors"
+        return f'Unknown monitor id "{monitor_id}" ({listing}).'
+    return None
