@@ -145,3 +145,23 @@ def test_scan_shows_a_hostile_monitor_name_as_escapes(
         assert json.loads(scanned.out)["monitors"][0]["name"] == HOSTILE
     else:
         assert all(escape in scanned.out for escape in VISIBLE)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_validate_shows_a_hostile_key_as_escapes(
+    isolated_environment: Path, run_cli: Run, fmt: str
+) -> None:
+    folder = isolated_environment / ".claude" / "monitors" / "evil"
+    folder.mkdir(parents=True)
+    # An unknown key is quoted back in its warning; YAML's escapes make it raw.
+    (folder / "MONITOR.md").write_text(
+        "---\nwatch:\n  type: file-fingerprint\n  globs: '*.md'\n"
+        '  "Red \\e[31malert\\a del\\x7f csi\\x9b2J end": 1\n---\nLook.\n'
+    )
+    checked = run_cli("validate", ".claude/monitors", "--format", fmt)
+    assert checked.code == 0, checked.err
+    assert_clean(checked.out)
+    if fmt == "json":
+        assert HOSTILE in json.loads(checked.out)["warnings"][0]["warning"]
+    else:
+        assert all(escape in checked.out for escape in VISIBLE)

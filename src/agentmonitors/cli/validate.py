@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from agentmonitors.cli.output import display_path, dump_json, format_option, report_error, warn
+from agentmonitors.cli.output import (
+    clean_output,
+    display_path,
+    dump_json,
+    format_option,
+    report_error,
+    warn,
+)
 from agentmonitors.monitor.discovery import scan_targets
 from agentmonitors.monitor.validation import ValidationReport, validate_scan
 from agentmonitors.sources.registry import load_registry
@@ -118,6 +125,7 @@ def command(paths: tuple[str, ...], output_format: str) -> int:
         click.echo(dump_json(payload))
     else:
         for message in path_errors:
-            click.echo(f"error: {message}", err=True)
-        click.echo(report_as_text(report, waiting))
+            click.echo(clean_output(f"error: {message}"), err=True)
+        # Keys, names and paths quoted in the report are the monitor author's text.
+        click.echo(clean_output(report_as_text(report, waiting)))
     return 1 if path_errors or not report.ok else 0
