@@ -22,12 +22,12 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from agentmonitors.paths import prepare_private_dir
 from agentmonitors.workspace import user_monitors_dir, workspace_data_dir, write_private_file
 
 BLOCKED_REASON = "blocked: awaiting-approval"
 LEDGER_NAME = "approvals.json"
 LEDGER_VERSION = 1
-DIR_MODE = 0o700
 
 
 def approve_command(monitor_id: str) -> str:
@@ -251,24 +251,13 @@ def record_approvals(workspace: str, requirements: list[Requirement]) -> None:
             "approvedAt": stamp,
         }
     path = ledger_path(workspace)
-    _private_folder(os.path.dirname(path))
+    prepare_private_dir(os.path.dirname(path))
     payload = {
         "version": LEDGER_VERSION,
         "workspacePath": os.path.abspath(workspace),
         "approvals": dict(sorted(ledger.items())),
     }
     write_private_file(path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-
-
-def _private_folder(path: str) -> None:
-    old = os.umask(0o077)
-    try:
-        os.makedirs(path, mode=DIR_MODE, exist_ok=True)
-    finally:
-        os.umask(old)
-    info = os.stat(path)
-    if info.st_uid == os.getuid() and info.st_mode & 0o777 != DIR_MODE:
-        os.chmod(path, DIR_MODE)
 
 
 def approve_monitor(monitor: Any, workspace: str) -> Requirement | None:
