@@ -88,7 +88,10 @@ def latest_prompt_text(body: Any) -> str | None:
     return "\n".join(str(block.get("text", "")) for block in blocks if block.get("type") == "text")
 
 
-def _message_start(message_id: str) -> bytes:
+def _one_block_stream(
+    message_id: str, block: dict[str, Any], delta: dict[str, Any], stop_reason: str
+) -> bytes:
+    """The six SSE events of one assistant message with a single content block."""
     start = {
         "type": "message_start",
         "message": {
@@ -100,74 +103,6 @@ def _message_start(message_id: str) -> bytes:
             "stop_reason": None,
             "stop_sequence": None,
             "usage": {"input_tokens": 1, "output_tokens": 1},
-        },
-    }
-    return sse_event("message_start", start)
-
-
-def tool_use_stream(message_id: str, call: ToolCall) -> bytes:
-    """One assistant message that asks for ``call`` and stops for its result."""
-    block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
-    return b"".join(
-        [
-            _message_start(message_id),
-            sse_event(
-                "content_block_start",
-                {"type": "content_block_start", "index": 0, "content_block": block},
-            ),
-            sse_event(
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "input_json_delta", "partial_json": json.dumps(call.input)},
-                },
-            ),
-            sse_event("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            sse_event(
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-                    "usage": {"output_tokens": 1},
-                },
-            ),
-            sse_event("message_stop", {"type": "message_stop"}),
-        ]
-    )
-
-
-def tool_use_json(message_id: str, call: ToolCall) -> bytes:
-    return json.dumps(
-        {
-            "id": message_id,
-            "type": "message",
-            "role": "assistant",
-            "model": MODEL,
-            "content": [
-                {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
-            ],
-            "stop_reason": "tool_use",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1},
-        }
-    ).encode()
-
-
-def message_stream(message_id: str, text: str) -> bytes:
-    """The six SSE events of one assistant message holding ``text``."""
-    usage = {"input_tokens": 1, "output_tokens": 1}
-    start = {
-        "type": "message_start",
-        "message": {
-            "id": message_id,
-            "type": "message",
-            "role": "assistant",
-            "model": MODEL,
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": usage,
         },
     }
     return b"".join(
@@ -175,26 +110,18 @@ def message_stream(message_id: str, text: str) -> bytes:
             sse_event("message_start", start),
             sse_event(
                 "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": 0,
-                    "content_block": {"type": "text", "text": ""},
-                },
+                {"type": "content_block_start", "index": 0, "content_block": block},
             ),
             sse_event(
                 "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "text_delta", "text": text},
-                },
+                {"type": "content_block_delta", "index": 0, "delta": delta},
             ),
             sse_event("content_block_stop", {"type": "content_block_stop", "index": 0}),
             sse_event(
                 "message_delta",
                 {
                     "type": "message_delta",
-                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "delta": {"stop_reason": stop_reason, "stop_sequence": None},
                     "usage": {"output_tokens": 1},
                 },
             ),
@@ -203,19 +130,41 @@ def message_stream(message_id: str, text: str) -> bytes:
     )
 
 
-def message_json(message_id: str, text: str) -> bytes:
+def _one_block_json(message_id: str, block: dict[str, Any], stop_reason: str) -> bytes:
     return json.dumps(
         {
             "id": message_id,
             "type": "message",
             "role": "assistant",
             "model": MODEL,
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
+            "content": [block],
+            "stop_reason": stop_reason,
             "stop_sequence": None,
             "usage": {"input_tokens": 1, "output_tokens": 1},
         }
     ).encode()
+
+
+def tool_use_stream(message_id: str, call: ToolCall) -> bytes:
+    """One assistant message that asks for ``call`` and stops for its result."""
+    block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+    delta = {"type": "input_json_delta", "partial_json": json.dumps(call.input)}
+    return _one_block_stream(message_id, block, delta, "tool_use")
+
+
+def tool_use_json(message_id: str, call: ToolCall) -> bytes:
+    block = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
+    return _one_block_json(message_id, block, "tool_use")
+
+
+def message_stream(message_id: str, text: str) -> bytes:
+    """The six SSE events of one assistant message holding ``text``."""
+    block = {"type": "text", "text": ""}
+    return _one_block_stream(message_id, block, {"type": "text_delta", "text": text}, "end_turn")
+
+
+def message_json(message_id: str, text: str) -> bytes:
+    return _one_block_json(message_id, {"type": "text", "text": text}, "end_turn")
 
 
 class _Handler(BaseHTTPRequestHandler):
