@@ -66,18 +66,18 @@ def test_daemon_client_and_paths_import_only_the_standard_library() -> None:
 
 
 @pytest.mark.slow
-def test_transport_rendering_and_sizing_import_only_the_standard_library() -> None:
+def test_delivery_rendering_and_sizing_import_only_the_standard_library() -> None:
     modules = imported_modules(
-        "import agentmonitors.transports.text, agentmonitors.transports.render, "
-        "agentmonitors.transports.sizing"
+        "import agentmonitors.delivery.text, agentmonitors.delivery.render, "
+        "agentmonitors.delivery.sizing"
     )
     ours = {name for name in modules if name.split(".")[0] == "agentmonitors"}
     assert ours == {
         "agentmonitors",
-        "agentmonitors.transports",
-        "agentmonitors.transports.text",
-        "agentmonitors.transports.render",
-        "agentmonitors.transports.sizing",
+        "agentmonitors.delivery",
+        "agentmonitors.delivery.text",
+        "agentmonitors.delivery.render",
+        "agentmonitors.delivery.sizing",
     }
     third_party = {
         name

@@ -263,3 +263,38 @@ def prepare_private_dir(path: str) -> None:
             os.fchmod(fd, _PRIVATE_DIR_MODE)
         finally:
             os.close(fd)
+
+
+def session_marker(host_session_id: str) -> str:
+    """The folder, relative to a project root, that exists once this session registered there.
+
+    Registration writes the session's hook-state file under it (see
+    :func:`default_hook_state_path`), so its presence is a cheap "this session belongs
+    here" signal that needs no daemon round trip.
+    """
+    return os.path.join(".agentmonitors", "sessions", encode_host_session_id(host_session_id))
+
+
+def encode_host_session_id(host_session_id: str) -> str:
+    """A path segment for a host session id: unsafe code points become ``~<hex>``.
+
+    Each code point outside ``[A-Za-z0-9_-]`` is written as ``~`` plus its lowercase
+    hex, at least two digits (``.`` is ``~2e``); an empty id is ``_empty``.
+    """
+    if not host_session_id:
+        return "_empty"
+    return "".join(
+        char if char.isascii() and (char.isalnum() or char in "_-") else f"~{ord(char):02x}"
+        for char in host_session_id
+    )
+
+
+def default_hook_state_path(host_session_id: str, workspace_path: str | None = None) -> str:
+    """``<workspace or cwd>/.agentmonitors/sessions/<enc>/hook-state.json``."""
+    return os.path.join(
+        workspace_path or os.getcwd(),
+        ".agentmonitors",
+        "sessions",
+        encode_host_session_id(host_session_id),
+        "hook-state.json",
+    )

@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 
 from agentmonitors.cli.events import listed_page
+from agentmonitors.clock import ManualClock
 from agentmonitors.delivery.events import EventQuery, page_events
+from agentmonitors.delivery.projection import project_event
 from agentmonitors.delivery.service import DeliveryService
 from agentmonitors.monitor.model import UrgencyBand
-from agentmonitors.runtime.clock import ManualClock
 from agentmonitors.runtime.materialize import materialize
 from agentmonitors.runtime.notify import CapturedMonitor, envelope_for
 from agentmonitors.sources.observation import Observation
@@ -54,7 +55,7 @@ def write_events(db_path: str, workspace: str, observations: Iterable[Observatio
         for observation in observations:
             clock.advance(100)
             envelope = envelope_for(monitor, observation, clock.now_ms())
-            materialize(conn, envelope, workspace, clock.now_ms())
+            materialize(conn, envelope, workspace, clock.now_ms(), project_event)
     db.close()
     return session
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmonitors.monitor.scaffold import SOURCE_TYPES
+from agentmonitors.catalog.scaffold import SOURCE_TYPES
 from tests.conftest import CliResult
 
 Run = Callable[..., CliResult]

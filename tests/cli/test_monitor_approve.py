@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.monitor.trust import ledger_path
+from agentmonitors.catalog.trust import ledger_path
 from tests.conftest import CliResult
 from tests.waiting import wait_for
 

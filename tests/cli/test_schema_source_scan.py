@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
+from agentmonitors.catalog.scaffold import SOURCE_TYPES, render_template
 from agentmonitors.monitor.frontmatter import load_frontmatter, split_document
-from agentmonitors.monitor.scaffold import SOURCE_TYPES, render_template
 from tests.conftest import CliResult
 
 Run = Callable[..., CliResult]

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from agentmonitors.clock import ManualClock
 from agentmonitors.delivery.events import EventQuery
+from agentmonitors.delivery.projection import project_event
 from agentmonitors.delivery.service import DeliveryService
 from agentmonitors.monitor.model import UrgencyBand, UrgencyLevel
-from agentmonitors.runtime.clock import ManualClock
 from agentmonitors.runtime.materialize import materialize
 from agentmonitors.runtime.notify import CapturedMonitor, envelope_for
 from agentmonitors.sources.observation import Observation
@@ -78,7 +79,11 @@ class World:
         envelope = envelope_for(captured, observation, now)
         with self.db.write() as conn:
             event = materialize(
-                conn, envelope, self.workspace if workspace == "" else workspace, now
+                conn,
+                envelope,
+                self.workspace if workspace == "" else workspace,
+                now,
+                project_event,
             )
         return event.id
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentmonitors.clock import ManualClock
 from agentmonitors.daemon.delivery_methods import reserve_rendered
 from agentmonitors.delivery.pushes import MAX_REMEMBERED_PUSHES, PUSH_MEMORY_MS, PushLedger
-from agentmonitors.runtime.clock import ManualClock
 
 from .conftest import SETTLE, World
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from agentmonitors.clock import iso_from_ms
 from agentmonitors.delivery.events import EventQuery
 from agentmonitors.delivery.records import SessionNotFound
-from agentmonitors.runtime.clock import iso_from_ms
 
 from .conftest import START, World
 

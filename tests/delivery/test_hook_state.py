@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.runtime.clock import iso_from_ms
+from agentmonitors.clock import iso_from_ms
 
 from .conftest import SETTLE, START, World
 

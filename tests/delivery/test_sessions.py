@@ -6,9 +6,9 @@ import os
 
 import pytest
 
+from agentmonitors.clock import iso_from_ms
 from agentmonitors.delivery.records import SessionNotFound
-from agentmonitors.runtime.clock import iso_from_ms
-from agentmonitors.transports.hook_input import default_hook_state_path, encode_host_session_id
+from agentmonitors.paths import default_hook_state_path, encode_host_session_id
 
 from .conftest import START, World
 

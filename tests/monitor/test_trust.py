@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmonitors.monitor.trust import digest_of, reach_of
+from agentmonitors.catalog.trust import digest_of, reach_of
 
 
 @pytest.fixture

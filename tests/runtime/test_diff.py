@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from agentmonitors.runtime.diff import build_diff, json_diff, text_diff
+from agentmonitors.diff import build_diff, json_diff, text_diff
 
 FORMATTING_ONLY = "~ formatting-only change (no structural difference)"
 OUTPUT_CAP_MARKER = "\n… output truncated at 20000 characters"

@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.runtime.clock import ManualClock, iso_from_ms
-from agentmonitors.runtime.explain import (
+from agentmonitors.clock import ManualClock, iso_from_ms
+from agentmonitors.daemon.compose import workspace_runtime
+from agentmonitors.diagnosis.explain import (
     explain_monitor,
     has_persisted_state,
     render_explain_text,
 )
-from agentmonitors.runtime.tick import Runtime, TickResult
+from agentmonitors.runtime.tick import TickResult
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
 from agentmonitors.sources.registry import bundled_registry
 from agentmonitors.store import queries
@@ -57,7 +58,9 @@ class Harness:
         self.registry = bundled_registry()
         self.registry.register(FailingSource())
         self.db = Database(str(tmp_path / "state" / "agentmonitors.db"))
-        self.runtime = Runtime(self.db, str(self.workspace), self.registry, clock=self.clock)
+        self.runtime = workspace_runtime(
+            self.db, str(self.workspace), self.registry, clock=self.clock
+        )
 
     def tick(self) -> TickResult:
         return asyncio.run(self.runtime.tick())

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from agentmonitors.clock import ManualClock, iso_from_ms
 from agentmonitors.monitor.model import (
     DebounceNotify,
     RollupNotify,
     ThrottleNotify,
     UrgencyBand,
 )
-from agentmonitors.runtime.clock import ManualClock, iso_from_ms
 from agentmonitors.runtime.notify import (
     CapturedMonitor,
     Envelope,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from agentmonitors.clock import ManualClock
 from agentmonitors.monitor.model import DeriveRule
-from agentmonitors.runtime.clock import ManualClock
 from agentmonitors.runtime.shape import derive_facts, js_string, render_artifact
 from agentmonitors.runtime.tick import Runtime, TickResult
 from agentmonitors.sources.base import SourceRegistry

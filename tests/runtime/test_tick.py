@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.runtime.clock import ManualClock, iso_from_ms
-from agentmonitors.runtime.tick import Runtime, TickResult
+from agentmonitors.clock import ManualClock, iso_from_ms
+from agentmonitors.daemon.compose import workspace_runtime
+from agentmonitors.runtime.tick import TickResult
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult
 from agentmonitors.store.database import Database
@@ -68,7 +69,9 @@ class Harness:
 
     def restart(self) -> None:
         self.db = Database(str(self.db_path))
-        self.runtime = Runtime(self.db, str(self.workspace), self.registry, clock=self.clock)
+        self.runtime = workspace_runtime(
+            self.db, str(self.workspace), self.registry, clock=self.clock
+        )
 
     def tick(self, *force: str) -> TickResult:
         return asyncio.run(self.runtime.tick(force))

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentmonitors.cli.main import main
-from agentmonitors.runtime.clock import ManualClock
+from agentmonitors.clock import ManualClock
 from agentmonitors.runtime.tick import Runtime
 from agentmonitors.sources.api_poll import ApiPollSource
 from agentmonitors.sources.http_fetch import FetchError, fetch, open_client

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.runtime.clock import ManualClock
+from agentmonitors.clock import ManualClock
 from agentmonitors.runtime.tick import Runtime
 from agentmonitors.sources import command_exec
 from agentmonitors.sources.command_exec import STDOUT_CAP_BYTES, CommandFailure, run_command

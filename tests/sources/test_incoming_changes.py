@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.runtime.clock import ManualClock
+from agentmonitors.clock import ManualClock
 from agentmonitors.runtime.tick import Runtime
 from agentmonitors.sources import git_refs
 from agentmonitors.sources.base import validate_scope

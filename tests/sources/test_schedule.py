@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.runtime.clock import ManualClock
+from agentmonitors.clock import ManualClock
 from agentmonitors.runtime.tick import Runtime
 from agentmonitors.sources.base import validate_scope
 from agentmonitors.sources.observation import ObservationContext, ObservationResult

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.transports.render import (
+from agentmonitors.delivery.render import (
     channel_meta,
     event_block,
     fit,
@@ -20,7 +20,7 @@ from agentmonitors.transports.render import (
     render_hook,
     render_hook_shown,
 )
-from agentmonitors.transports.text import (
+from agentmonitors.delivery.text import (
     MAX_ADDITIONAL_CONTEXT,
     MAX_CHANNEL_CONTENT,
     MAX_EVENT_DIFF,

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.transports.render import render_hook
-from agentmonitors.transports.sizing import reserve_sized
-from agentmonitors.transports.text import (
+from agentmonitors.delivery.render import render_hook
+from agentmonitors.delivery.sizing import reserve_sized
+from agentmonitors.delivery.text import (
     MAX_ADDITIONAL_CONTEXT,
     MAX_CHANNEL_CONTENT,
     REMINDER,

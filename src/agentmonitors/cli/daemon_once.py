@@ -18,7 +18,7 @@ def once_text(
 
     ``backing_off`` maps a skipped monitor's id to (consecutive failures, retry at ms).
     """
-    from agentmonitors.runtime.clock import ms_from_iso
+    from agentmonitors.clock import ms_from_iso
     from agentmonitors.runtime.human import human_wait
 
     errored = result.errored_observations
@@ -129,8 +129,8 @@ def _project_monitor_ids(workspace: str) -> set[str]:
 @format_option(("text", "json"), "text")
 def once(monitors_dir: str | None, workspace: str | None, force: bool, output_format: str) -> int:
     from agentmonitors.cli.daemon import registry_with_warnings, workspace_and_monitors
+    from agentmonitors.daemon.compose import workspace_runtime
     from agentmonitors.paths import resolve_db_path
-    from agentmonitors.runtime.tick import Runtime
     from agentmonitors.store.database import Database, StoreError
 
     as_json = output_format == "json"
@@ -140,7 +140,7 @@ def once(monitors_dir: str | None, workspace: str | None, force: bool, output_fo
         return report_error(problem, as_json)
     try:
         with Database(resolve_db_path(workspace_path)) as db:
-            runtime = Runtime(
+            runtime = workspace_runtime(
                 db,
                 workspace_path,
                 registry_with_warnings(),

@@ -7,9 +7,7 @@ import sys
 
 import click
 
-from agentmonitors.cli.output import display_path
-from agentmonitors.monitor.discovery import scan_root
-from agentmonitors.monitor.scaffold import (
+from agentmonitors.catalog.scaffold import (
     DEFAULT_MONITOR_NAME,
     DEFAULT_TYPE,
     GITIGNORE_LINES,
@@ -19,7 +17,9 @@ from agentmonitors.monitor.scaffold import (
     ensure_gitignore,
     scaffold_monitor,
 )
-from agentmonitors.monitor.validation import validate_scan
+from agentmonitors.catalog.validation import validate_scan
+from agentmonitors.cli.output import display_path
+from agentmonitors.monitor.discovery import scan_root
 from agentmonitors.sources.registry import load_registry
 from agentmonitors.workspace import (
     ENABLE_FILE_RELPATH,
@@ -42,8 +42,8 @@ def _validate_new(result: ScaffoldResult) -> bool:
 
 
 def _approve_created(result: ScaffoldResult | None, workspace: str) -> None:
-    """What the user creates is theirs: approve it as written (see monitor/trust.py)."""
-    from agentmonitors.monitor.trust import approve_file
+    """What the user creates is theirs: approve it as written (see catalog/trust.py)."""
+    from agentmonitors.catalog.trust import approve_file
 
     if result is None:
         return

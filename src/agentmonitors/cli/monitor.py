@@ -226,8 +226,8 @@ def explain(
 ) -> int:
     from agentmonitors.cli.daemon import workspace_and_monitors
     from agentmonitors.daemon.client import DaemonError
+    from agentmonitors.diagnosis.explain import has_persisted_state, render_explain_text
     from agentmonitors.paths import resolve_db_path, resolve_socket_path
-    from agentmonitors.runtime.explain import has_persisted_state, render_explain_text
 
     fmt = resolve_format(output_format)
     workspace_path, monitors_path = workspace_and_monitors(workspace, monitors_dir)
@@ -249,8 +249,8 @@ def explain(
         emit(report, fmt, lambda: render_explain_text(report))
         return 0
 
-    from agentmonitors.runtime.clock import SystemClock
-    from agentmonitors.runtime.explain import explain_monitor
+    from agentmonitors.clock import SystemClock
+    from agentmonitors.diagnosis.explain import explain_monitor
     from agentmonitors.sources.registry import load_registry
     from agentmonitors.store.database import Database, StoreError
 

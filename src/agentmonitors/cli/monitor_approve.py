@@ -33,7 +33,7 @@ def _entry(
 
 def _listing(definitions: Any, cache: Any, workspace: str) -> list[dict[str, Any]]:
     """Every monitor that needs approval: the approved first, then those that wait."""
-    from agentmonitors.monitor.trust import read_ledger
+    from agentmonitors.catalog.trust import read_ledger
 
     ledger = read_ledger(workspace)
     rows: list[dict[str, Any]] = []
@@ -81,9 +81,9 @@ def approve(
     monitors_dir: str | None,
     output_format: str | None,
 ) -> int:
+    from agentmonitors.catalog.definitions import DefinitionCache
+    from agentmonitors.catalog.trust import ledger_path, record_approvals
     from agentmonitors.cli.daemon import workspace_and_monitors
-    from agentmonitors.monitor.trust import ledger_path, record_approvals
-    from agentmonitors.runtime.definitions import DefinitionCache
     from agentmonitors.sources.registry import load_registry
 
     fmt = resolve_format(output_format)

@@ -276,7 +276,7 @@ def test_monitor(path: str, output_format: str) -> int:
     import asyncio
     import time
 
-    from agentmonitors.runtime.clock import SystemClock
+    from agentmonitors.clock import SystemClock
     from agentmonitors.sources.observation import ObservationContext
 
     as_json = output_format == "json"

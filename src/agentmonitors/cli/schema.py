@@ -6,8 +6,8 @@ import os
 
 import click
 
+from agentmonitors.catalog.schema import generate_monitor_schema
 from agentmonitors.cli.output import dump_json, report_error, warn
-from agentmonitors.monitor.schema import generate_monitor_schema
 from agentmonitors.sources.registry import load_registry
 
 

@@ -75,7 +75,7 @@ def open_(
     role: str,
     output_format: str,
 ) -> int:
-    from agentmonitors.transports.hook_input import default_hook_state_path
+    from agentmonitors.paths import default_hook_state_path
     from agentmonitors.workspace import logical_cwd
 
     workspace_path = os.path.normpath(os.path.join(logical_cwd(), workspace or "."))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from agentmonitors.catalog.validation import ValidationReport, validate_scan
 from agentmonitors.cli.output import (
     clean_output,
     display_path,
@@ -13,7 +14,6 @@ from agentmonitors.cli.output import (
     warn,
 )
 from agentmonitors.monitor.discovery import scan_targets
-from agentmonitors.monitor.validation import ValidationReport, validate_scan
 from agentmonitors.sources.registry import load_registry
 from agentmonitors.workspace import resolve_workspace
 
@@ -47,7 +47,7 @@ def report_as_json(report: ValidationReport) -> dict[str, object]:
 
 def awaiting_approval(report: ValidationReport, workspace: str) -> list[dict[str, str]]:
     """Valid monitors that will not run until the user approves them (not an error)."""
-    from agentmonitors.monitor.trust import (
+    from agentmonitors.catalog.trust import (
         approve_command,
         is_approved,
         read_ledger,

@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agentmonitors.catalog.definitions import Definitions
+from agentmonitors.clock import Clock, SystemClock
 from agentmonitors.daemon.channels import channel_attached
+from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.daemon.server import DaemonServer, Method, RequestError, params
-from agentmonitors.runtime.clock import Clock, SystemClock
-from agentmonitors.runtime.definitions import Definitions
-from agentmonitors.runtime.tick import Runtime, TickResult
+from agentmonitors.runtime.tick import TickResult
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.store import queries
 from agentmonitors.store.database import Database, StoreError
@@ -71,7 +72,7 @@ class Daemon:
         self.clock: Clock = clock or SystemClock()
         self.out = out
         self.db = Database(options.db_path)
-        self.runtime = Runtime(
+        self.runtime = workspace_runtime(
             self.db,
             options.workspace,
             registry,
@@ -181,7 +182,7 @@ class Daemon:
             )
 
     async def _m_explain(self, request: dict[str, Any]) -> Any:
-        from agentmonitors.runtime.explain import explain_monitor
+        from agentmonitors.diagnosis.explain import explain_monitor
 
         return explain_monitor(
             self.db,
@@ -355,7 +356,7 @@ class Daemon:
         # Leases held rows of the old store; they mean nothing in this one.
         self.delivery.reservations.clear()
         kept = _restore_sessions(self.db, sessions)
-        from agentmonitors.runtime.clock import iso_from_ms
+        from agentmonitors.clock import iso_from_ms
 
         self.store_reopened = {
             "reason": problem,

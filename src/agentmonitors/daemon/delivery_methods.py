@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from agentmonitors.clock import ms_from_iso
 from agentmonitors.daemon.server import Method, ParamSpec, RequestError, params
 from agentmonitors.delivery.events import EventQuery, page_events
 from agentmonitors.delivery.records import (
@@ -19,7 +20,6 @@ from agentmonitors.delivery.records import (
     SessionNotFound,
 )
 from agentmonitors.delivery.service import DeliveryService
-from agentmonitors.runtime.clock import ms_from_iso
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -57,8 +57,8 @@ def reserve_rendered(
     round trip instead of five; the transport still writes the text and then
     commits, exactly as before. Nothing is re-decided: the same sizing code runs.
     """
-    from agentmonitors.transports.sizing import reserve_sized
-    from agentmonitors.transports.text import MAX_ADDITIONAL_CONTEXT, MAX_CHANNEL_CONTENT
+    from agentmonitors.delivery.sizing import reserve_sized
+    from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT, MAX_CHANNEL_CONTENT
 
     session = next(
         (item for item in service.list_sessions() if item["hostSessionId"] == host_session_id),
@@ -108,7 +108,7 @@ def reserve_rendered(
     if channel_delivery_ids is not None:
         reply["confirmedDeliveryIds"] = confirmed
     if transport == "channel" and reservation is not None:
-        from agentmonitors.transports.render import channel_meta
+        from agentmonitors.delivery.render import channel_meta
 
         delivery_id = str(reservation["reservationId"])
         claim = reservation["claim"]

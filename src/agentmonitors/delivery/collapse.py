@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from agentmonitors.delivery import states
 from agentmonitors.delivery.records import DeliveryRow
-from agentmonitors.runtime.diff import build_diff
+from agentmonitors.diff import build_diff
 
 GroupKey = tuple[str, ...]
 # ``changeKind`` values that mean the object did not exist before the event.

@@ -13,9 +13,9 @@ import os
 import stat
 from typing import Any
 
+from agentmonitors.clock import iso_from_ms
 from agentmonitors.delivery.decide import SessionView
 from agentmonitors.delivery.records import LATEST_HIGH_TITLES
-from agentmonitors.runtime.clock import iso_from_ms
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700

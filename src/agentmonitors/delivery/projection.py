@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentmonitors.runtime.diff import build_diff
+from agentmonitors.diff import build_diff
 from agentmonitors.store.ids import new_id
 from agentmonitors.store.records import EventRow
 

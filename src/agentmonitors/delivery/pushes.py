@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from agentmonitors.runtime.clock import Clock
+from agentmonitors.clock import Clock
 
 # How long a push is remembered for a late proof (a channel turn can start long after
 # the lease lapsed, for instance when the host queued it behind a running turn).

@@ -11,9 +11,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from agentmonitors.clock import Clock
 from agentmonitors.delivery.decide import Decision
 from agentmonitors.delivery.records import RESERVATION_TTL_MS
-from agentmonitors.runtime.clock import Clock
 from agentmonitors.store.ids import new_id
 
 

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from agentmonitors.clock import Clock, ManualClock, SystemClock
 from agentmonitors.delivery import sessions, states
 from agentmonitors.delivery.decide import Decision, SessionView, apply, decide, high_batch
 from agentmonitors.delivery.diagnose import diagnose
@@ -31,9 +32,8 @@ from agentmonitors.delivery.records import (
     session_json,
 )
 from agentmonitors.delivery.reservations import Reservation, ReservationRegistry
-from agentmonitors.runtime.clock import Clock, ManualClock, SystemClock
+from agentmonitors.paths import default_hook_state_path
 from agentmonitors.store.database import Database
-from agentmonitors.transports.hook_input import default_hook_state_path
 
 log = logging.getLogger("agentmonitors.delivery")
 

@@ -1,21 +1,26 @@
 """Materialization: an emitted envelope becomes one durable event row.
 
-The event, its projections and its snapshot row are written in one transaction, so
-a crash leaves either all of them or none.
+The event, its snapshot row and whatever the composer attaches (the daemon projects
+the event into its sessions) are written in one transaction, so a crash leaves either
+all of them or none.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
-from agentmonitors.delivery.projection import project_event
-from agentmonitors.runtime.diff import build_diff
+from agentmonitors.diff import build_diff
 from agentmonitors.runtime.notify import Envelope
 from agentmonitors.runtime.shape import Shaped, shape_observation
 from agentmonitors.store.ids import new_id
 from agentmonitors.store.queries import insert_event, insert_snapshot, latest_snapshot
 from agentmonitors.store.records import EventRow
+
+# Called with (connection, the stored event, the object's previous snapshot text or
+# None, now ms) inside the event's transaction.
+EventSink = Callable[[sqlite3.Connection, EventRow, str | None, int], object]
 
 
 def event_row(
@@ -72,7 +77,11 @@ def _strategy(snapshot: Any) -> str | None:
 
 
 def materialize(
-    conn: sqlite3.Connection, envelope: Envelope, workspace: str | None, now_ms: int
+    conn: sqlite3.Connection,
+    envelope: Envelope,
+    workspace: str | None,
+    now_ms: int,
+    on_event: EventSink | None = None,
 ) -> EventRow:
     """Write one event with its projections and snapshot, inside the caller's transaction.
 
@@ -94,7 +103,8 @@ def materialize(
     )
     event = event_row(envelope, workspace, new_id(now_ms), diff, shaped)
     insert_event(conn, event)
-    project_event(conn, event, previous, now_ms)
+    if on_event is not None:
+        on_event(conn, event, previous, now_ms)
     if event.snapshot_text is not None:
         insert_snapshot(
             conn,

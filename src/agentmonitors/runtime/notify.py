@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from agentmonitors.clock import iso_from_ms, ms_from_iso
 from agentmonitors.monitor.cron import cron_fires_in_minute
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.monitor.model import (
@@ -27,7 +28,6 @@ from agentmonitors.monitor.model import (
     UrgencyLevel,
     parse_urgency_band,
 )
-from agentmonitors.runtime.clock import iso_from_ms, ms_from_iso
 from agentmonitors.sources.observation import Observation
 
 _Block = TypeVar("_Block", Shape, Payload)

@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentmonitors.catalog.definitions import DefinitionCache, Definitions, Problem
+from agentmonitors.catalog.trust import BLOCKED_REASON
+from agentmonitors.clock import Clock, SystemClock, iso_from_ms, ms_from_iso
 from agentmonitors.monitor.model import MonitorDefinition, RollupNotify
-from agentmonitors.monitor.trust import BLOCKED_REASON
 from agentmonitors.runtime.backoff import restored_failures
-from agentmonitors.runtime.clock import Clock, SystemClock, iso_from_ms, ms_from_iso
-from agentmonitors.runtime.definitions import DefinitionCache, Definitions, Problem
-from agentmonitors.runtime.materialize import materialize
+from agentmonitors.runtime.materialize import EventSink, materialize
 from agentmonitors.runtime.notify import CapturedMonitor, dispatch, envelope_for, rollup
 from agentmonitors.runtime.scheduling import backoff_ms, schedule_for
 from agentmonitors.runtime.shape import passes_gate
@@ -27,10 +27,9 @@ from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
 from agentmonitors.store import queries
 from agentmonitors.store.database import Database
+from agentmonitors.store.suppressions import sweep_suppressions
 
 log = logging.getLogger("agentmonitors.runtime")
-
-SESSION_DORMANCY_MS = 1_800_000
 
 
 @dataclass
@@ -76,6 +75,7 @@ class Runtime:
         monitors_dir: str | None = None,
         clock: Clock | None = None,
         restore_backoff: bool = False,
+        on_event: EventSink | None = None,
     ) -> None:
         self.db = db
         # A process that runs one tick (``daemon once``) reads backoff back from the
@@ -87,9 +87,13 @@ class Runtime:
         self.clock: Clock = clock or SystemClock()
         self.definitions = DefinitionCache(registry)
         self._failures: dict[str, _Failures] = {}
-        # Callbacks run after every tick (hook-state refresh, hint targets).
+        # What the runtime does not decide itself (docs/architecture.md): each stored
+        # event goes to ``on_event`` inside its transaction (projection into sessions),
+        # ``before_tick`` sweeps run first (idle sessions), ``after_tick`` callbacks
+        # last (hook-state refresh, hint targets).
+        self.on_event = on_event
+        self.before_tick: list[Callable[[int], None]] = []
         self.after_tick: list[Callable[[Definitions, TickResult], None]] = []
-        self.last_definitions = Definitions((), ())
         self._known: dict[str, str] = {}
         # One tick at a time: a `daemon.tick` request arriving while the loop's own
         # tick awaits a source must not observe the same state twice (a change would
@@ -119,9 +123,9 @@ class Runtime:
         forced_sources = set(force_sources)
         result = TickResult()
         definitions = self.definitions.load(self.workspace, self.monitors_dir)
-        self.last_definitions = definitions
         self._forget_removed(definitions)
-        self._reap_sessions(now)
+        for sweep in self.before_tick:
+            sweep(now)
         for problem in definitions.problems:
             self._record_problem(problem, now, result)
         for blocked in definitions.blocked:
@@ -151,7 +155,7 @@ class Runtime:
             else:
                 self._failures.pop(monitor.id, None)
 
-        self._sweep_suppressions(now)
+        sweep_suppressions(self.db, self.workspace, now)
         for callback in self.after_tick:
             try:
                 callback(definitions, result)
@@ -282,7 +286,7 @@ class Runtime:
         for envelope in emitted:
             conn.execute("SAVEPOINT event")
             try:
-                event = materialize(conn, envelope, self.workspace, now)
+                event = materialize(conn, envelope, self.workspace, now, self.on_event)
             except Exception as error:
                 conn.execute("ROLLBACK TO event")
                 conn.execute("RELEASE event")
@@ -410,85 +414,6 @@ class Runtime:
         for monitor_id in [key for key in self._failures if key not in current]:
             if not any(problem.monitor_id == monitor_id for problem in definitions.problems):
                 del self._failures[monitor_id]
-
-    def _reap_sessions(self, now: int) -> None:
-        """Sessions idle for 30 minutes go dormant (they keep receiving projections).
-
-        Their ephemeral monitors are reaped with them. Nothing is written (no write
-        lock taken) on the usual tick where no session is idle.
-        """
-        cutoff = (now - SESSION_DORMANCY_MS) // 1000
-        now_s = now // 1000
-        try:
-            with self.db.read() as conn:
-                idle = [
-                    str(row[0])
-                    for row in conn.execute(
-                        "SELECT id FROM agent_sessions WHERE status = 'active'"
-                        " AND last_active_at <= ?"
-                        " AND (workspace_path = ? OR workspace_path IS NULL)"
-                        " AND NOT EXISTS (SELECT 1 FROM ephemeral_monitors e"
-                        "   WHERE e.session_id = agent_sessions.id AND e.status = 'active'"
-                        "   AND e.created_at > ?)",
-                        (cutoff, self.workspace, cutoff),
-                    )
-                ]
-            if not idle:
-                return
-            with self.db.write() as conn:
-                for session_id in idle:
-                    conn.execute(
-                        "UPDATE agent_sessions SET status = 'dormant', dormant_at = ?,"
-                        " last_active_at = ?, updated_at = ? WHERE id = ? AND status = 'active'",
-                        (now_s, now_s, now_s, session_id),
-                    )
-                    conn.execute(
-                        "UPDATE ephemeral_monitors SET status = 'reaped', reaped_at = ?,"
-                        " updated_at = ? WHERE session_id = ? AND status = 'active'",
-                        (now_s, now_s, session_id),
-                    )
-        except Exception:
-            log.warning("could not mark idle sessions dormant", exc_info=True)
-
-    def _sweep_suppressions(self, now: int) -> None:
-        """Apply object tombstones (verify's scratch files), then purge expired ones."""
-        now_s = now // 1000
-        try:
-            with self.db.read() as conn:
-                if not conn.execute("SELECT 1 FROM object_event_suppressions LIMIT 1").fetchone():
-                    return
-            with self.db.write() as conn:
-                active = conn.execute(
-                    "SELECT monitor_id, object_key, workspace_path FROM object_event_suppressions"
-                    " WHERE expires_at > ? AND (workspace_path = ? OR workspace_path IS NULL)",
-                    (now_s, self.workspace),
-                ).fetchall()
-                for monitor_id, object_key, workspace in active:
-                    _delete_object_events(conn, monitor_id, object_key, workspace)
-                conn.execute(
-                    "DELETE FROM object_event_suppressions WHERE expires_at <= ?", (now_s,)
-                )
-        except Exception:
-            log.warning("could not sweep object suppressions", exc_info=True)
-
-
-def _delete_object_events(
-    conn: Any, monitor_id: str, object_key: str, workspace: str | None
-) -> None:
-    match = (
-        " WHERE monitor_id = ? AND object_key = ?"
-        " AND COALESCE(workspace_path, '') = COALESCE(?, '')"
-    )
-    params = (monitor_id, object_key, workspace)
-    conn.execute(
-        "DELETE FROM session_event_state WHERE event_id IN (SELECT id FROM monitor_events"
-        + match
-        + ")",
-        params,
-    )
-    conn.execute("DELETE FROM monitor_snapshots" + match, params)
-    conn.execute("DELETE FROM session_object_cursor" + match, params)
-    conn.execute("DELETE FROM monitor_events" + match, params)
 
 
 def _message(error: BaseException) -> str:

@@ -13,9 +13,9 @@ from typing import Annotated, Any
 
 from pydantic import Field, PlainValidator, WithJsonSchema
 
+from agentmonitors.clock import iso_from_ms
 from agentmonitors.monitor.cron import timezone_is_valid
 from agentmonitors.monitor.fields import CronExpression, fail, require_str
-from agentmonitors.runtime.clock import iso_from_ms
 from agentmonitors.sources.base import ModelSource, SourceConfig
 from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult
 

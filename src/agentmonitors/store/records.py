@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from agentmonitors.runtime.clock import iso_from_ms
+from agentmonitors.clock import iso_from_ms
 
 
 def to_seconds(ms: int) -> int:

@@ -116,8 +116,7 @@ def resolve_options(
     workspaces. ``poll_ms`` is checked by the command line; a bad value here means
     the default.
     """
-    from agentmonitors.paths import SOCKET_ENV, _global_socket_path, fit_socket_path
-    from agentmonitors.transports.hook_input import session_marker
+    from agentmonitors.paths import SOCKET_ENV, _global_socket_path, fit_socket_path, session_marker
     from agentmonitors.workspace import logical_cwd, resolve_enabled_project, workspace_data_dir
 
     session = host_session_id or os.environ.get("CLAUDE_CODE_SESSION_ID") or None

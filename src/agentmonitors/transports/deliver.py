@@ -45,7 +45,7 @@ W3B = (
 
 
 def _field(value: str | None) -> str:
-    from agentmonitors.transports.text import untrusted_field
+    from agentmonitors.delivery.text import untrusted_field
 
     return "(none)" if value is None else untrusted_field(value)
 
@@ -369,7 +369,7 @@ def _debug_deferred(
     Asked while the reservation still leases what it shows, so the preview holds
     exactly the settled rows that did not fit.
     """
-    from agentmonitors.transports.text import MAX_ADDITIONAL_CONTEXT
+    from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT
 
     try:
         left = ipc("hook.preview", {"sessionId": session_id})
@@ -402,7 +402,7 @@ def _heartbeat(
 
 
 def _no_session(host_session_id: str) -> None:
-    from agentmonitors.transports.text import untrusted_field
+    from agentmonitors.delivery.text import untrusted_field
 
     sys.stderr.write(
         "hook deliver: no session registered for host session id "
@@ -438,8 +438,8 @@ def _reserve_step_by_step(
 ) -> dict[str, Any] | None:
     """The reference protocol, over IPC: session.list, previews, reserve."""
     from agentmonitors.daemon.client import call
-    from agentmonitors.transports.sizing import reserve_sized
-    from agentmonitors.transports.text import MAX_ADDITIONAL_CONTEXT
+    from agentmonitors.delivery.sizing import reserve_sized
+    from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT
 
     session = _find_session(socket, host_session_id, debug)
     if session is None:

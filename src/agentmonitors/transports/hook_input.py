@@ -6,9 +6,10 @@ Standard library only: this runs before every prompt and after every tool call.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
+
+from agentmonitors.paths import session_marker
 
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
 TYPE_CHECKING = False
@@ -116,16 +117,6 @@ def read_payload() -> HookPayload:
         return HookPayload()
 
 
-def session_marker(host_session_id: str) -> str:
-    """The folder, relative to a project root, that exists once this session registered there.
-
-    Registration writes the session's hook-state file under it (see
-    :func:`default_hook_state_path`), so its presence is a cheap "this session belongs
-    here" signal that needs no daemon round trip.
-    """
-    return os.path.join(".agentmonitors", "sessions", encode_host_session_id(host_session_id))
-
-
 def payload_project(payload: HookPayload) -> tuple[str, LocalState]:
     """The enabled project a hook acts on, and its enable-file state.
 
@@ -138,28 +129,3 @@ def payload_project(payload: HookPayload) -> tuple[str, LocalState]:
 
     marker = session_marker(payload.session_id) if payload.session_id else None
     return resolve_enabled_project(payload.cwd, marker)
-
-
-def encode_host_session_id(host_session_id: str) -> str:
-    """A path segment for a host session id: unsafe code points become ``~<hex>``.
-
-    Each code point outside ``[A-Za-z0-9_-]`` is written as ``~`` plus its lowercase
-    hex, at least two digits (``.`` is ``~2e``); an empty id is ``_empty``.
-    """
-    if not host_session_id:
-        return "_empty"
-    return "".join(
-        char if char.isascii() and (char.isalnum() or char in "_-") else f"~{ord(char):02x}"
-        for char in host_session_id
-    )
-
-
-def default_hook_state_path(host_session_id: str, workspace_path: str | None = None) -> str:
-    """``<workspace or cwd>/.agentmonitors/sessions/<enc>/hook-state.json``."""
-    return os.path.join(
-        workspace_path or os.getcwd(),
-        ".agentmonitors",
-        "sessions",
-        encode_host_session_id(host_session_id),
-        "hook-state.json",
-    )

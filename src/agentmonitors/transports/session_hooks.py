@@ -13,9 +13,9 @@ import os
 import sys
 import time
 
+from agentmonitors.paths import default_hook_state_path
 from agentmonitors.transports.hook_input import (
     HookPayload,
-    default_hook_state_path,
     payload_project,
     read_payload,
 )

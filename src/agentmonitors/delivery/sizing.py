@@ -7,7 +7,7 @@ only, nothing imported at module level: this runs on the hook path.
 
 from __future__ import annotations
 
-from agentmonitors.transports.render import (
+from agentmonitors.delivery.render import (
     CHANNEL,
     HOOK,
     claim_fit,
@@ -101,7 +101,7 @@ def reserve_sized(
 
     ``packer`` is ``"hook"`` or ``"channel"`` and ``cap`` the transport's cap (4000 or
     20000). ``text`` is the hook's ``additionalContext`` or the channel's ``content``
-    (its ``meta`` is :func:`~agentmonitors.transports.render.channel_meta` of the
+    (its ``meta`` is :func:`~agentmonitors.delivery.render.channel_meta` of the
     reservation's claim); ``shown`` lists the ids of the events the text shows, which
     the caller compares with the claim before committing (a recap may show fewer).
     ``(None, "", False, [])`` when there is nothing to deliver; a reservation whose

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentmonitors.catalog.trust import BLOCKED_REASON as APPROVAL_REASON
+from agentmonitors.catalog.trust import approve_command
 from agentmonitors.monitor.model import MonitorDefinition
-from agentmonitors.monitor.trust import BLOCKED_REASON as APPROVAL_REASON
-from agentmonitors.monitor.trust import approve_command
 from agentmonitors.store.records import EventRow, HistoryRow, MonitorStateRow
 
 if TYPE_CHECKING:
-    from agentmonitors.runtime.definitions import Blocked
+    from agentmonitors.catalog.definitions import Blocked
     from agentmonitors.runtime.tick import Runtime
     from agentmonitors.store.database import Database
 

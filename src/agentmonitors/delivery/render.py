@@ -8,7 +8,7 @@ hook path of every prompt and tool call.
 
 from __future__ import annotations
 
-from agentmonitors.transports.text import (
+from agentmonitors.delivery.text import (
     CHANNEL_DEFERRED_MARKER,
     HOOK_LEAD_LINE,
     HOOK_PREFIX,

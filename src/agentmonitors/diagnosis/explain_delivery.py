@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentmonitors.clock import ms_from_iso
 from agentmonitors.delivery.records import session_json
-from agentmonitors.runtime.clock import ms_from_iso
-from agentmonitors.runtime.explain_common import (
+from agentmonitors.diagnosis.explain_common import (
     SESSION_HINT,
     _Context,
     _plural,

@@ -22,13 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from agentmonitors.monitor.cron import next_cron_fire_ms
-from agentmonitors.monitor.discovery import project_monitors_dir
-from agentmonitors.monitor.model import MonitorDefinition
-from agentmonitors.monitor.parse import monitor_id_for
-from agentmonitors.runtime.clock import iso_from_ms, ms_from_iso
-from agentmonitors.runtime.definitions import DefinitionCache, Problem
-from agentmonitors.runtime.explain_common import (
+from agentmonitors.catalog.definitions import DefinitionCache, Problem
+from agentmonitors.clock import iso_from_ms, ms_from_iso
+from agentmonitors.diagnosis.explain_common import (
     AWAITING_REASON,
     BLOCKED_REASON,
     IDLE_RESULTS,
@@ -43,10 +39,14 @@ from agentmonitors.runtime.explain_common import (
     _plural,
     _stage,
 )
-from agentmonitors.runtime.explain_delivery import (
+from agentmonitors.diagnosis.explain_delivery import (
     _delivery,
     _read_delivery,
 )
+from agentmonitors.monitor.cron import next_cron_fire_ms
+from agentmonitors.monitor.discovery import project_monitors_dir
+from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.monitor.parse import monitor_id_for
 from agentmonitors.runtime.human import human_wait
 from agentmonitors.runtime.notify import pending_count
 from agentmonitors.runtime.scheduling import (

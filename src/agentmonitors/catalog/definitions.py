@@ -10,17 +10,17 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from agentmonitors.monitor.discovery import Scope, discover
-from agentmonitors.monitor.model import MonitorDefinition
-from agentmonitors.monitor.parse import ParseFailure, ParseOutcome, parse_monitor_file
-from agentmonitors.monitor.trust import (
+from agentmonitors.catalog.trust import (
     Requirement,
     is_approved,
     outside_paths,
     read_ledger,
     requirement_for,
 )
-from agentmonitors.monitor.validation import check_monitor
+from agentmonitors.catalog.validation import check_monitor
+from agentmonitors.monitor.discovery import Scope, discover
+from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.monitor.parse import ParseFailure, ParseOutcome, parse_monitor_file
 from agentmonitors.sources.base import SourceRegistry
 
 

@@ -1,0 +1,120 @@
+"""The packages form one direction of dependency (docs/architecture.md, "Package graph").
+
+Every import counts, including the ones inside functions and under ``TYPE_CHECKING``:
+a lazy import is still a dependency, just a cheaper one.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import agentmonitors
+
+ROOT = Path(agentmonitors.__file__).parent
+
+# Each unit (a top-level package or module) and the units it may import. Lower layers
+# come first; a unit imports only from units listed above it.
+LAYERS: dict[str, set[str]] = {
+    "workspace": set(),
+    "paths": {"workspace"},
+    "clock": set(),
+    "diff": set(),
+    "monitor": {"workspace", "paths", "clock"},
+    "sources": {"monitor", "workspace", "paths", "clock", "diff"},
+    "catalog": {"monitor", "sources", "workspace", "paths", "clock"},
+    "store": {"paths", "clock"},
+    "runtime": {"catalog", "monitor", "sources", "store", "workspace", "paths", "clock", "diff"},
+    "delivery": {"store", "workspace", "paths", "clock", "diff"},
+    "diagnosis": {
+        "runtime", "delivery", "catalog", "monitor", "sources", "store",
+        "workspace", "paths", "clock", "diff",
+    },
+    "daemon": {
+        "diagnosis", "runtime", "delivery", "catalog", "monitor", "sources", "store",
+        "workspace", "paths", "clock", "diff",
+    },
+    "transports": {"daemon", "delivery", "workspace", "paths", "clock"},
+}  # fmt: skip
+
+
+def unit_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "agentmonitors" or len(parts) == 1:
+        return None
+    return parts[1]
+
+
+def imports_of(path: Path) -> Iterator[str]:
+    """Every ``agentmonitors`` module or name ``path`` imports, relative ones resolved."""
+    module = ".".join(path.relative_to(ROOT.parent).with_suffix("").parts)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                yield ".".join([*base, node.module] if node.module else base)
+            elif node.module:
+                yield node.module
+
+
+def package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in ROOT.rglob("*.py"):
+        relative = path.relative_to(ROOT)
+        source = relative.parts[0].removesuffix(".py")
+        if source in {"__init__", "__main__"}:
+            continue
+        targets = graph.setdefault(source, set())
+        for imported in imports_of(path):
+            target = unit_of(imported)
+            if target is not None and target != source:
+                targets.add(target)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return [*stack[stack.index(target) :], target]
+            if target not in state and (cycle := visit(target)) is not None:
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)) is not None:
+            return cycle
+    return None
+
+
+def test_no_import_cycle_between_packages() -> None:
+    cycle = find_cycle(package_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_each_package_imports_only_the_layers_below_it() -> None:
+    graph = package_graph()
+    unexpected = {
+        unit: sorted(targets - LAYERS[unit])
+        for unit, targets in graph.items()
+        if unit in LAYERS and targets - LAYERS[unit]
+    }
+    assert unexpected == {}
+    # Every unit is placed (the CLI sits on top of everything and is not listed).
+    assert set(graph) - {"cli"} == set(LAYERS)
+
+
+def test_the_cycle_check_can_fail() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
