@@ -61,6 +61,7 @@ def report(name: str, samples: list[float]) -> None:
 
 def seed_high_events(db_path: str, workspace: str, count: int) -> None:
     """Materialize ``count`` settled high events straight into the daemon's database."""
+    from agentmonitors.delivery.projection import project_event
     from agentmonitors.monitor.model import UrgencyBand
     from agentmonitors.runtime.materialize import materialize
     from agentmonitors.runtime.notify import CapturedMonitor, envelope_for
@@ -90,9 +91,9 @@ def seed_high_events(db_path: str, workspace: str, count: int) -> None:
                 query_scope={"filePath": path},
                 change_kind="modified",
             )
-            materialize(
-                conn, envelope_for(monitor, observation, observed_ms), workspace, observed_ms
-            )
+            envelope = envelope_for(monitor, observation, observed_ms)
+            # Projected into the sessions as the daemon does, so the hook has work.
+            materialize(conn, envelope, workspace, observed_ms, project_event)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agentmonitors import __version__
 from agentmonitors.daemon.client import DaemonError, call
 from tests.conftest import CliResult
 from tests.transports.test_hook_end_to_end import make_project
@@ -54,6 +55,8 @@ def test_daemon_client_and_paths_import_only_the_standard_library() -> None:
         "agentmonitors.daemon",
         "agentmonitors.daemon.client",
         "agentmonitors.daemon.protocol",
+        "agentmonitors.delivery",
+        "agentmonitors.delivery.jsonline",
     }
     third_party = {
         name
@@ -63,21 +66,26 @@ def test_daemon_client_and_paths_import_only_the_standard_library() -> None:
     assert third_party == set()
     # The hook path's client is plain sockets: asyncio alone costs more than the hook.
     assert "asyncio" not in modules
+    # JSON goes through the C accelerator directly: the json package is four modules.
+    assert not {"json", "typing"} & modules
 
 
 @pytest.mark.slow
-def test_delivery_rendering_and_sizing_import_only_the_standard_library() -> None:
+def test_the_delivery_modules_a_hook_loads_import_only_the_standard_library() -> None:
+    """Sizing and rendering run in the daemon now; what a hook still loads from
+    ``delivery`` (shared words, JSON, heartbeats, debug text) stays pure and small."""
     modules = imported_modules(
-        "import agentmonitors.delivery.text, agentmonitors.delivery.render, "
-        "agentmonitors.delivery.sizing"
+        "import agentmonitors.delivery.text, agentmonitors.delivery.vocabulary, "
+        "agentmonitors.delivery.jsonline, agentmonitors.delivery.heartbeats"
     )
     ours = {name for name in modules if name.split(".")[0] == "agentmonitors"}
     assert ours == {
         "agentmonitors",
         "agentmonitors.delivery",
         "agentmonitors.delivery.text",
-        "agentmonitors.delivery.render",
-        "agentmonitors.delivery.sizing",
+        "agentmonitors.delivery.vocabulary",
+        "agentmonitors.delivery.jsonline",
+        "agentmonitors.delivery.heartbeats",
     }
     third_party = {
         name
@@ -85,8 +93,7 @@ def test_delivery_rendering_and_sizing_import_only_the_standard_library() -> Non
         if name.split(".")[0] not in sys.stdlib_module_names and not name.startswith("_")
     }
     assert third_party == set()
-    # Pure string work: not even typing or json on the hook path.
-    assert not {"typing", "json", "re", "dataclasses"} & modules
+    assert not {"typing", "json", "re", "dataclasses", "datetime", "math"} & modules
 
 
 MODULES_MARK = "--- modules loaded ---"
@@ -120,6 +127,7 @@ class HookRun:
         self.code = code
         self.out = out
         self.err = err
+        self.modules = modules
         self.heavy = {name.split(".")[0] for name in modules} & HEAVY
 
 
@@ -145,6 +153,7 @@ def test_hook_commands_run_for_real_without_the_heavy_stack(
             ["hook", "deliver"], project.payload("UserPromptSubmit", prompt="hi"), project.root
         )
         assert (delivered.code, delivered.err, delivered.heavy) == (0, "", set())
+        assert "json" not in delivered.modules  # the C accelerator, not the package
         context = json.loads(delivered.out)["hookSpecificOutput"]["additionalContext"]
         assert context.startswith("AgentMon: Monitored changes are pending.")
         assert f"--session {session_id}" in context
@@ -159,3 +168,90 @@ def test_hook_commands_run_for_real_without_the_heavy_stack(
     finally:
         with contextlib.suppress(DaemonError):
             call(project.socket, "stop", {})
+
+
+# What the agent's own commands (and --version) must not load: click and the stacks
+# only parsing, rendering or network work needs.
+AGENT_HEAVY = HEAVY | {"jsonschema", "toon_format", "typing"}
+
+
+@pytest.mark.slow
+def test_version_and_the_agent_commands_run_without_click_or_the_heavy_stack(
+    isolated_environment: Path, run_cli: Run
+) -> None:
+    """``--version``, ``events list``, ``events ack`` and ``session list``, each a full run
+    against a real daemon that prints its answer, load none of click, pydantic, ruamel,
+    rich, jsonschema, toon_format, asyncio or typing."""
+    project = make_project(isolated_environment, run_cli)
+    try:
+        project.start_session()
+        session_id = project.session_id()
+        project.change()
+        (event,) = project.events()
+
+        version = run_hook_command(["--version"], {}, project.root)
+        assert (version.code, version.heavy) == (0, set())
+        assert version.out.strip() == __version__
+
+        listed = run_hook_command(
+            ["events", "list", "--session", session_id, "--format", "json"], {}, project.root
+        )
+        assert (listed.code, listed.err, listed.heavy) == (0, "", set())
+        assert [item["id"] for item in json.loads(listed.out)] == [event["id"]]
+
+        # TOON (what an agent gets by default) uses toon_format's encoder without the
+        # package initializer, which reads its version through importlib.metadata.
+        toon = run_hook_command(
+            ["events", "list", "--session", session_id, "--format", "toon"], {}, project.root
+        )
+        assert toon.code == 0, toon.err
+        assert toon.heavy - {"typing"} == set()
+        assert "importlib.metadata" not in toon.modules
+        from toon_format import encode
+
+        assert toon.out == encode(json.loads(listed.out)) + "\n"
+
+        text = run_hook_command(
+            ["events", "list", f"--session={session_id}", "--unread", "--limit", "5"],
+            {},
+            project.root,
+        )
+        assert (text.code, text.heavy) == (0, set()), text.err
+        assert text.out.splitlines()[0].split() == ["ID", "Monitor", "Urgency", "State", "Title"]
+        assert event["id"] in text.out
+
+        acked = run_hook_command(
+            ["events", "ack", "--session", session_id, "--event-ids", event["id"]], {}, project.root
+        )
+        assert (acked.code, acked.out, acked.heavy) == (0, "Acknowledged 1 event.\n", set())
+
+        sessions = run_hook_command(["session", "list"], {}, project.root)
+        assert (sessions.code, sessions.heavy) == (0, set()), sessions.err
+        assert session_id in sessions.out
+
+        # People's commands go through click, but still load only what they use.
+        status = run_hook_command(["daemon", "status", "--format", "json"], {}, project.root)
+        assert status.code == 0, status.err
+        assert json.loads(status.out)["running"] is True
+        assert status.heavy - {"click", "typing"} == set()
+    finally:
+        with contextlib.suppress(DaemonError):
+            call(project.socket, "stop", {})
+
+
+@pytest.mark.slow
+def test_what_the_quick_path_cannot_parse_goes_to_click(isolated_environment: Path) -> None:
+    """Help, a bad value and a missing --session are click's: its messages, exit 1."""
+    tmp_path = isolated_environment
+    helped = run_hook_command(["events", "list", "--help"], {}, tmp_path)
+    assert helped.code == 0
+    assert "--since-baseline" in helped.out
+    assert "click" in helped.heavy
+
+    bad = run_hook_command(["events", "list", "--session", "s", "--limit", "0"], {}, tmp_path)
+    assert bad.code == 1
+    assert bad.err.startswith("error: Invalid value for '--limit': 0 is not in the range x>=1.")
+
+    missing = run_hook_command(["events", "ack"], {}, tmp_path)
+    assert missing.code == 1
+    assert missing.err.startswith("error: Missing option '--session'.")

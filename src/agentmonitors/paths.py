@@ -10,9 +10,13 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Callable
 
 from agentmonitors.workspace import data_root, read_local_state, workspace_data_dir
+
+# Imports only for annotations: every hook call loads this module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 DB_ENV = "AGENTMONITORS_DB"
 SOCKET_ENV = "AGENTMONITORS_SOCKET"

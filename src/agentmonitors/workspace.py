@@ -7,15 +7,22 @@ root, one small read for the enable file.
 
 from __future__ import annotations
 
-import contextlib
-import math
 import os
 import stat
-from collections.abc import Mapping
+
+# Imports only for annotations: the hook path loads this module on every prompt.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 ENABLE_FILE_RELPATH = os.path.join(".claude", "agentmonitors.local.md")
 PROJECT_MONITORS_RELPATH = os.path.join(".claude", "monitors")
+# A workspace daemon's defaults, defined once: its flags, its options and the
+# enable file (which session start boots the daemon from) all read these.
 DEFAULT_REAP_AFTER_MS = 300_000
+"""Stop after this long with no active session (0 = never)."""
+DEFAULT_POLL_MS = 30_000
+"""Milliseconds between ticks (file changes wake the daemon sooner)."""
 PRIVATE_FILE_MODE = 0o600
 
 # Every claim here is tested: deleting the file disables the project, `init --enable-only`
@@ -262,7 +269,8 @@ def _parse_scalar(raw: str) -> str | bool | int | float:
         number = float(raw)
     except ValueError:
         return raw
-    return number if math.isfinite(number) else raw  # "nan" and "inf" stay text
+    # "nan" and "inf" stay text; x - x is 0 only for a finite x (no math import).
+    return number if number - number == 0 else raw
 
 
 def parse_enable_frontmatter(text: str) -> dict[str, str | bool | int | float] | None:
@@ -354,6 +362,8 @@ def write_private_file(path: str, content: str) -> None:
         os.chmod(temp_path, PRIVATE_FILE_MODE)
         os.replace(temp_path, path)
     except BaseException:
+        import contextlib  # only on this failure path: hooks import this module
+
         with contextlib.suppress(OSError):
             os.unlink(temp_path)
         raise

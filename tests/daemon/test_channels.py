@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from agentmonitors.daemon import channels
-from agentmonitors.daemon.channels import channel_attached, heartbeat_is_stale, transports_dir
+from agentmonitors.daemon.channels import channel_attached
+from agentmonitors.delivery.heartbeats import is_stale as heartbeat_is_stale
+from agentmonitors.delivery.heartbeats import transports_dir
 
 NOW = datetime(2026, 7, 12, 20, 55, 32, 123000, tzinfo=UTC)
 NOW_MS = int(NOW.timestamp() * 1000)
@@ -160,3 +162,28 @@ def test_heartbeat_is_stale_edges() -> None:
     assert heartbeat_is_stale(record(updatedAt="2026-07-12T20:55:30"), NOW_MS) is False  # naive=UTC
     assert heartbeat_is_stale(record(updatedAt="2026-07-12T22:55:30+02:00"), NOW_MS) is False
     assert heartbeat_is_stale({}, NOW_MS) is True
+
+
+def test_the_writers_reaper_and_the_daemon_apply_one_staleness_rule() -> None:
+    """A record the daemon counts as attached is never reaped by a hook's write, and a
+    record the daemon ignores as stale is: one rule, read in one module."""
+    import time
+
+    from agentmonitors.delivery.heartbeats import write_heartbeat
+
+    now = datetime.now(UTC)
+    # Naive timestamps mean UTC; a record without a usable ttl lives as long as a channel's.
+    fresh = write("channel-fresh.json", record(updatedAt=now.strftime("%Y-%m-%dT%H:%M:%S")))
+    odd_ttl = write("channel-odd.json", record(updatedAt=iso(now), ttlMs=1.5e4))
+    stale = write(
+        "channel-stale.json", record(updatedAt=iso(now - timedelta(seconds=31)), ttlMs=None)
+    )
+    now_ms = time.time_ns() // 1_000_000
+    assert channel_attached(SOCKET, WORKSPACE, now_ms) is True
+    write_heartbeat("hook", "host-9", workspace=WORKSPACE, socket_path=SOCKET, delivered=True)
+    assert fresh.exists() and odd_ttl.exists()
+    assert not stale.exists()
+    assert [heartbeat_is_stale(json.loads(p.read_text()), now_ms) for p in (fresh, odd_ttl)] == [
+        False,
+        False,
+    ]

@@ -500,22 +500,6 @@ def test_stop_method_replies_then_ends_serve_forever(sock: str) -> None:
         thread.stop()
 
 
-def test_add_method_before_start_only(sock: str) -> None:
-    async def scenario() -> None:
-        server = DaemonServer(sock, {})
-        server.add_method("echo", ECHO)
-        reply = await server.dispatch(b'{"id":"1","method":"echo","params":{"text":"t"}}\n')
-        assert json.loads(reply) == {"id": "1", "result": {"text": "t"}}
-        await server.start()
-        try:
-            with pytest.raises(RuntimeError):
-                server.add_method("late", ECHO)
-        finally:
-            await server.close()
-
-    asyncio.run(scenario())
-
-
 def test_serve_forever_cancelled_still_cleans_up(sock: str) -> None:
     async def scenario() -> None:
         server = DaemonServer(sock, {})

@@ -6,7 +6,7 @@ import threading
 from collections import Counter
 from typing import Any
 
-from agentmonitors.delivery.records import REMINDER
+from agentmonitors.delivery.vocabulary import REMINDER
 from agentmonitors.monitor.model import UrgencyBand, UrgencyLevel
 
 from .conftest import SETTLE, START, World, event_ids

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentmonitors.delivery.records import REMINDER
+from agentmonitors.delivery.vocabulary import REMINDER
 
 from .conftest import SETTLE, World
 

@@ -10,7 +10,7 @@ import pytest
 
 from agentmonitors.daemon.delivery_methods import delivery_methods
 from agentmonitors.daemon.server import DaemonServer
-from agentmonitors.delivery.records import REMINDER
+from agentmonitors.delivery.vocabulary import REMINDER
 
 from .conftest import SETTLE, World
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentmonitors.delivery.records import REMINDER
+from agentmonitors.delivery.vocabulary import REMINDER
 
 from .conftest import SETTLE, World, event_ids
 

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from agentmonitors.catalog.trust import digest_of, reach_of
+from agentmonitors.sources.registry import bundled_registry
+
+traits = bundled_registry().traits
 
 
 @pytest.fixture
@@ -19,15 +22,15 @@ def workspace(tmp_path: Path) -> str:
 
 def test_command_poll_is_keyed_by_argv_cwd_and_env_names_only(workspace: str) -> None:
     config = {"command": ["make", "check"], "cwd": "sub", "env": {"B": "secret", "A": "x"}}
-    reach = reach_of("command-poll", config, workspace)
+    reach = reach_of(traits("command-poll"), config, workspace)
     assert reach == {"argv": ["make", "check"], "cwd": "sub", "envKeys": ["A", "B"]}
     same_keys = {**config, "env": {"A": "other", "B": "values"}}
     assert digest_of("command-poll", reach) == digest_of(
-        "command-poll", reach_of("command-poll", same_keys, workspace) or {}
+        "command-poll", reach_of(traits("command-poll"), same_keys, workspace) or {}
     )
     changed = {**config, "command": ["make", "deploy"]}
     assert digest_of("command-poll", reach) != digest_of(
-        "command-poll", reach_of("command-poll", changed, workspace) or {}
+        "command-poll", reach_of(traits("command-poll"), changed, workspace) or {}
     )
 
 
@@ -38,16 +41,16 @@ def test_api_poll_is_keyed_by_scheme_and_host_never_path_query_or_userinfo(
         "url": "https://user:pw@API.example.com:8443/v1/items?token=abc",
         "auth": {"type": "bearer", "token-env": "API_TOKEN"},
     }
-    reach = reach_of("api-poll", config, workspace)
+    reach = reach_of(traits("api-poll"), config, workspace)
     assert reach == {"hosts": ["https://api.example.com:8443"], "secretEnv": ["API_TOKEN"]}
     other_path = {**config, "url": "https://API.example.com:8443/v2/other"}
-    assert reach_of("api-poll", other_path, workspace) == reach
+    assert reach_of(traits("api-poll"), other_path, workspace) == reach
     composite = {
         "change-detection": {
             "composite": {"parts": [{"url": "http://127.0.0.1:9/a"}, {"url": "http://b.test/x"}]}
         }
     }
-    assert reach_of("api-poll", composite, workspace) == {
+    assert reach_of(traits("api-poll"), composite, workspace) == {
         "hosts": ["http://127.0.0.1:9", "http://b.test"],
         "secretEnv": [],
     }
@@ -60,14 +63,14 @@ def test_api_poll_is_keyed_by_scheme_and_host_never_path_query_or_userinfo(
 def test_file_fingerprint_globs_leaving_the_workspace_need_approval(
     workspace: str, globs: object
 ) -> None:
-    reach = reach_of("file-fingerprint", {"globs": globs}, workspace)
+    reach = reach_of(traits("file-fingerprint"), {"globs": globs}, workspace)
     assert reach is not None
     # Only what leaves is part of the key: adding an inside glob changes nothing.
     assert "docs/*.md" not in reach["outside"]
 
 
 def test_a_cwd_outside_the_workspace_makes_relative_globs_outside(workspace: str) -> None:
-    reach = reach_of("file-fingerprint", {"globs": "*.txt", "cwd": ".."}, workspace)
+    reach = reach_of(traits("file-fingerprint"), {"globs": "*.txt", "cwd": ".."}, workspace)
     assert reach == {"cwd": "..", "outside": ["*.txt"]}
 
 
@@ -77,15 +80,18 @@ def test_a_glob_root_that_is_a_symlink_out_of_the_workspace_needs_approval(
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     os.symlink(outside, os.path.join(workspace, "link"))
-    assert reach_of("file-fingerprint", {"globs": "link/*"}, workspace) is not None
+    assert reach_of(traits("file-fingerprint"), {"globs": "link/*"}, workspace) is not None
 
 
 def test_what_stays_inside_needs_nothing(workspace: str) -> None:
-    assert reach_of("file-fingerprint", {"globs": ["docs/**/*.md", "./a.txt"]}, workspace) is None
-    assert reach_of("incoming-changes", {"paths": ["docs/**"]}, workspace) is None
-    assert reach_of("schedule", {"cron": "0 9 * * *"}, workspace) is None
+    assert (
+        reach_of(traits("file-fingerprint"), {"globs": ["docs/**/*.md", "./a.txt"]}, workspace)
+        is None
+    )
+    assert reach_of(traits("incoming-changes"), {"paths": ["docs/**"]}, workspace) is None
+    assert reach_of(traits("schedule"), {"cron": "0 9 * * *"}, workspace) is None
 
 
 def test_incoming_changes_in_another_repository_needs_approval(workspace: str) -> None:
-    reach = reach_of("incoming-changes", {"paths": ["a"], "cwd": "/srv/other"}, workspace)
+    reach = reach_of(traits("incoming-changes"), {"paths": ["a"], "cwd": "/srv/other"}, workspace)
     assert reach == {"outside": ["/srv/other"]}

@@ -8,6 +8,9 @@ import pytest
 
 from agentmonitors.monitor.cron import cron_fires_in_minute, next_cron_fire_ms
 from agentmonitors.runtime.scheduling import Schedule, schedule_for
+from agentmonitors.sources.registry import bundled_registry
+
+traits = bundled_registry().traits
 
 
 def ms(text: str) -> int:
@@ -36,7 +39,7 @@ def schedule(cron: str, now: str, last: str | None = None, timezone: str | None 
     config: dict[str, object] = {"cron": cron}
     if timezone is not None:
         config["timezone"] = timezone
-    return schedule_for("schedule", config, None if last is None else ms(last), ms(now))
+    return schedule_for(traits("schedule"), config, None if last is None else ms(last), ms(now))
 
 
 # --------------------------------------------------------------------------- due or not
@@ -181,12 +184,12 @@ def test_bad_timezone_or_cron_is_an_error_for_that_monitor() -> None:
 
 
 def test_non_string_cron_is_never_due_and_no_error() -> None:
-    result = schedule_for("schedule", {"cron": 5}, None, ms("2026-05-28T09:00:00"))
+    result = schedule_for(traits("schedule"), {"cron": 5}, None, ms("2026-05-28T09:00:00"))
     assert (result.due, result.error) == (False, None)
 
 
 def test_interval_sources_are_unchanged() -> None:
     now = ms("2026-05-28T09:00:00")
-    assert schedule_for("command-poll", {}, now - 30_000, now).due
-    assert not schedule_for("command-poll", {"interval": "1m"}, now - 30_000, now).due
-    assert not schedule_for("api-poll", {}, now - 30_000, now).due
+    assert schedule_for(traits("command-poll"), {}, now - 30_000, now).due
+    assert not schedule_for(traits("command-poll"), {"interval": "1m"}, now - 30_000, now).due
+    assert not schedule_for(traits("api-poll"), {}, now - 30_000, now).due

@@ -27,8 +27,8 @@ from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCNotification
 
 from agentmonitors.daemon.channels import channel_attached
+from agentmonitors.delivery.heartbeats import read_records
 from agentmonitors.transports.channel import INSTRUCTIONS
-from agentmonitors.transports.heartbeat import read_records
 from tests.conftest import CliResult
 from tests.transports.clocked_project import Project
 from tests.waiting import wait_for
@@ -318,7 +318,8 @@ def test_a_push_that_fails_mid_send_leaves_the_events_pending(project: Project) 
     """The server's write fails (the client end is gone): released, delivered next time."""
     from mcp.server.session import ServerSession  # noqa: F401  (the SDK the server uses)
 
-    from agentmonitors.transports.channel import ChannelServer, resolve_options
+    from agentmonitors.transports.channel import ChannelServer
+    from agentmonitors.transports.channel_options import resolve_options
 
     project.start_session("host-fail")
     event_id = project.settled_change()

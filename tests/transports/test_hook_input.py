@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentmonitors.transports.hook_input import (
+from agentmonitors.transports.claude_code import (
     MAX_CHANNEL_DELIVERIES,
     channel_delivery_ids,
     parse_payload,

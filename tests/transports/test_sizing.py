@@ -1,4 +1,9 @@
-"""The sized reservation loop (spec 06 §4.4), driven against a fake daemon."""
+"""The sized reservation loop (spec 06 §4.4), driven against a scripted delivery service.
+
+The script answers the four questions of :class:`~agentmonitors.delivery.sizing.Reserver`
+and logs them under their IPC method names, so each test can change the world between
+two questions (which the real service, answering in one instant, never shows).
+"""
 
 from __future__ import annotations
 
@@ -68,6 +73,7 @@ class FakeDaemon:
         self.before_reserve: list[Callable[[FakeDaemon], None]] = []
         self.after_reserve: list[Callable[[FakeDaemon], None]] = []
         self.fail_preview_at: int | None = None
+        self.transports: list[str] = []
         self._next = 0
 
     def leased_ids(self) -> set[str]:
@@ -107,6 +113,31 @@ class FakeDaemon:
             del self.leases[params["reservationId"]]
             return {"ok": True}
         raise AssertionError(f"unexpected method {method}")
+
+    # The Reserver interface reserve_sized talks to; each answer goes through the log.
+
+    def preview(self, session_id: str, limit: int | None = None) -> Any:
+        return self("hook.preview", {"sessionId": session_id, "limit": limit})
+
+    def preview_reminder(self, session_id: str) -> Any:
+        return self("hook.previewReminder", {"sessionId": session_id})["reminder"]
+
+    def reserve(
+        self,
+        session_id: str,
+        lifecycle: str,
+        max_events: int | None = None,
+        *,
+        transport: str = "hook",
+    ) -> Any:
+        self.transports.append(transport)
+        params: dict[str, Any] = {"sessionId": session_id, "lifecycle": lifecycle}
+        if max_events is not None:
+            params["maxEvents"] = max_events
+        return self("hook.reserve", params)
+
+    def release(self, reservation_id: str) -> None:
+        self("hook.release", {"reservationId": reservation_id})
 
     def _lease(self, ids: list[str], normal: bool, claim: dict[str, Any]) -> dict[str, Any]:
         self._next += 1
@@ -317,13 +348,24 @@ def test_failing_re_preview_releases_then_propagates() -> None:
 
 
 def test_reserve_error_propagates() -> None:
-    def broken(method: str, params: dict[str, Any]) -> Any:
-        if method == "hook.reserve":
-            raise OSError("gone")
-        return [] if method == "hook.preview" else {"reminder": None}
+    daemon = FakeDaemon([event(1)])
 
+    def broken(_daemon: FakeDaemon) -> None:
+        raise OSError("gone")
+
+    daemon.before_reserve.append(broken)
     with pytest.raises(OSError, match="gone"):
-        reserve_sized(broken, "S1", "turn-interruptible", packer="hook", socket_path=SOCK, cap=4000)
+        sized(daemon)
+    assert daemon.leases == {}
+
+
+@pytest.mark.parametrize("packer", ["hook", "channel"])
+def test_reservations_are_taken_for_the_packers_transport(packer: str) -> None:
+    """A channel reservation must say so: the service keeps hook and channel leases apart."""
+    daemon = FakeDaemon([event(1)])
+    cap = MAX_ADDITIONAL_CONTEXT if packer == "hook" else MAX_CHANNEL_CONTENT
+    assert sized(daemon, packer=packer, cap=cap)[3] == ["E1"]
+    assert daemon.transports == [packer]
 
 
 def test_reminder_claim_is_accepted() -> None:

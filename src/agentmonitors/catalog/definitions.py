@@ -13,7 +13,6 @@ from typing import Any
 from agentmonitors.catalog.trust import (
     Requirement,
     is_approved,
-    outside_paths,
     read_ledger,
     requirement_for,
 )
@@ -83,7 +82,7 @@ class DefinitionCache:
         cached = self._required.get(monitor.file_path)
         if cached is not None and cached[0] is monitor:
             return cached[1]
-        requirement = requirement_for(monitor, workspace)
+        requirement = requirement_for(monitor, workspace, self.registry)
         self._required[monitor.file_path] = (monitor, requirement)
         return requirement
 
@@ -92,7 +91,8 @@ class DefinitionCache:
         cached = self._outside.get(monitor.file_path)
         if cached is not None and cached[0] is monitor:
             return cached[1]
-        paths = outside_paths(monitor.source_name, monitor.source_config, workspace)
+        traits = self.registry.traits(monitor.source_name)
+        paths = traits.outside_paths(monitor.source_config, workspace)
         self._outside[monitor.file_path] = (monitor, paths)
         return paths
 
@@ -130,7 +130,13 @@ class DefinitionCache:
                     Problem(monitor.id, "; ".join(errors), monitor.file_path, monitor.source_name)
                 )
                 continue
-            requirement = self.requirement_of(monitor, workspace)
+            try:
+                requirement = self.requirement_of(monitor, workspace)
+            except ValueError as error:
+                problems.append(
+                    Problem(monitor.id, str(error), monitor.file_path, monitor.source_name)
+                )
+                continue
             if requirement is not None:
                 # Read once per load, and only when some monitor needs approval.
                 ledger = read_ledger(workspace) if ledger is None else ledger

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from agentmonitors.sources.command_poll import SCAFFOLD_DEFAULT_COMMAND
+from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES, bundled_registry
+from agentmonitors.sources.traits import Scaffold, ScaffoldSeed
 
-SOURCE_TYPES = ("file-fingerprint", "api-poll", "command-poll", "schedule", "incoming-changes")
+# The bundled types (``init --type`` also takes an installed plugin's).
+SOURCE_TYPES = BUNDLED_SOURCE_NAMES
 DEFAULT_TYPE = "file-fingerprint"
 DEFAULT_MONITOR_NAME = "my-monitor"
 GITIGNORE_LINES = (".claude/*.local.*", "/.agentmonitors/")
-GLOB_FIELD_BY_TYPE = {"file-fingerprint": "globs", "incoming-changes": "paths"}
 MONITOR_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+GENERIC_BODY = (
+    "The source reported a change. Decide whether it affects the current task, and act\n"
+    "on it before carrying on.\n"
+)
 
 
 class ScaffoldError(ValueError):
@@ -35,8 +42,27 @@ def readable_name(positional: str) -> str | None:
     return " ".join([first[:1].upper() + first[1:], *rest])
 
 
-def _list_block(items: Sequence[str], indent: str = "    ") -> str:
-    return "\n".join(f"{indent}- {quote(item)}" for item in items)
+def unknown_type(source_type: str, registry: SourceRegistry) -> ScaffoldError:
+    """The error for a ``--type`` no registered source has."""
+    return ScaffoldError(
+        f'Unknown --type "{source_type}". Choose one of: {", ".join(registry.names())}'
+    )
+
+
+def schema_scaffold(schema: Mapping[str, Any]) -> Scaffold:
+    """A template for a source that has none of its own: its documented keys, commented."""
+    properties = schema.get("properties")
+    required = schema.get("required")
+    required_keys = set(required) if isinstance(required, list) else set()
+    lines: list[str] = []
+    if isinstance(properties, Mapping) and properties:
+        lines.append("  # This source's keys (see `agentmonitors source list`):\n")
+        for key, spec in properties.items():
+            note = "required" if key in required_keys else "optional"
+            described = spec.get("description") if isinstance(spec, Mapping) else None
+            text = " ".join(str(described).split()) if described else ""
+            lines.append(f"  # {key}: ({note}) {text}".rstrip() + "\n")
+    return Scaffold("".join(lines), GENERIC_BODY)
 
 
 def render_template(
@@ -46,92 +72,64 @@ def render_template(
     urgency: str = "normal",
     patterns: Sequence[str] | None = None,
     command: Sequence[str] | None = None,
+    registry: SourceRegistry | None = None,
 ) -> str:
-    """The MONITOR.md text for a new monitor of ``source_type``."""
+    """The MONITOR.md text for a new monitor of ``source_type``.
+
+    The source writes its part (its ``scaffold`` trait); ``registry`` defaults to the
+    bundled sources.
+    """
+    registry = registry if registry is not None else bundled_registry()
+    source = registry.get(source_type)
+    if source is None:
+        raise unknown_type(source_type, registry)
+    seed = ScaffoldSeed(tuple(patterns or ()), tuple(command or ()))
+    template = registry.traits(source_type).scaffold(seed)
+    if not isinstance(template, Scaffold):
+        template = schema_scaffold(source.scope_schema)
     header = f"---\nname: {quote(name)}\nwatch:\n  type: {source_type}\n"
     footer_urgency = (
         "# low: a reminder when the agent is idle; normal: a reminder at the next prompt;\n"
         "# high: the change itself, injected at the next prompt or tool call.\n"
         f"urgency: {urgency}\n---\n\n"
     )
-    if source_type == "file-fingerprint":
-        globs = list(patterns) if patterns else ["**/*.ts"]
-        watch = (
-            "  # Files to fingerprint, relative to the project root. ** crosses folders,\n"
-            "  # {a,b} picks alternatives; dotfiles only match when named.\n"
-            f"  globs:\n{_list_block(globs)}\n"
-            "  # Optional: patterns to leave out, and how often to re-hash as a safety net.\n"
-            "  # ignore:\n  #   - '**/node_modules/**'\n  # interval: 30s\n"
-        )
-        body = (
-            "A watched file was created, changed or deleted. Read the change, decide whether\n"
-            "it affects the current task, and act on it before carrying on.\n"
-        )
-    elif source_type == "api-poll":
-        watch = (
-            "  url: 'https://example.com/status.json'\n"
-            "  method: GET\n"
-            "  interval: 5m\n"
-            "  # JSON responses are compared as JSON and anything else as text, unless you\n"
-            "  # pick a strategy: text-diff, json-diff or status-code.\n"
-            "  # change-detection:\n  #   strategy: status-code\n"
-            "  # Credentials come from the environment, never from this file:\n"
-            "  # auth:\n  #   type: bearer\n  #   token-env: STATUS_API_TOKEN\n"
-        )
-        body = (
-            "The endpoint's response changed. Look at what differs and decide whether the\n"
-            "work in progress needs to react to it.\n"
-        )
-    elif source_type == "command-poll":
-        argv = list(command) if command else list(SCAFFOLD_DEFAULT_COMMAND)
-        explain = (
-            "  # An argv list, run directly without a shell. This example asks the remote for\n"
-            "  # the current tip of main, so it sees pushes without a prior fetch.\n"
-            if not command
-            else "  # An argv list, run directly without a shell.\n"
-        )
-        watch = (
-            f"{explain}  # For pipes or globbing, run a shell yourself: ['sh', '-c', 'a | b'].\n"
-            f"  command:\n{_list_block(argv)}\n"
-            "  interval: 5m\n"
-            "  change-detection:\n"
-            "    # text-diff compares stdout, json-diff compares it as JSON, exit-code\n"
-            "    # compares only the exit status.\n"
-            "    strategy: text-diff\n"
-        )
-        body = (
-            "The command's output changed. Review what is new and decide whether it affects\n"
-            "this workspace.\n"
-        )
-    elif source_type == "schedule":
-        watch = (
-            "  # minute hour day-of-month month day-of-week: weekdays at 09:00.\n"
-            "  cron: '0 9 * * 1-5'\n"
-            "  timezone: UTC\n"
-            "  # label: Morning check-in\n"
-        )
-        body = (
-            "It is time for the scheduled check. Review the state of the work and report\n"
-            "anything that needs attention.\n"
-        )
-    elif source_type == "incoming-changes":
-        paths = list(patterns) if patterns else ["docs/specs/**"]
-        watch = (
-            "  # Git pathspecs: report files under these that change whenever the branch\n"
-            "  # moves (a pull, a merge, a rebase or a local commit).\n"
-            f"  paths:\n{_list_block(paths)}\n"
-            "  # The branch to follow; by default HEAD, whatever is checked out.\n"
-            "  # branch: main\n"
-        )
-        body = (
-            "Files under the watched paths changed in the latest update of the branch.\n"
-            "Summarise what changed and whether it affects the current work.\n"
-        )
-    else:
+    return header + template.watch + footer_urgency + template.body
+
+
+def _seeded_by(flag: str, registry: SourceRegistry) -> str:
+    """``it seeds watch.globs for file-fingerprint and watch.paths for incoming-changes``."""
+    seeded = [
+        f"watch.{key} for {name}"
+        for name in registry.names()
+        if (key := registry.traits(name).scaffold_seeds.get(flag)) is not None
+    ]
+    if not seeded:
+        return "no installed source takes it"
+    if len(seeded) == 1:
+        return f"it seeds {seeded[0]} only"
+    return f"it seeds {', '.join(seeded[:-1])} and {seeded[-1]}"
+
+
+def _check_request(
+    monitor_name: str,
+    source_type: str,
+    patterns: Sequence[str],
+    command: Sequence[str],
+    registry: SourceRegistry,
+) -> None:
+    if not MONITOR_NAME.match(monitor_name) or monitor_name == "MONITOR":
         raise ScaffoldError(
-            f'Unknown --type "{source_type}". Choose one of: {", ".join(SOURCE_TYPES)}'
+            f'Invalid monitor name "{monitor_name}": it becomes the folder name and the '
+            "monitor id, so use letters, digits, '-', '_' or '.' and start with a letter or digit"
         )
-    return header + watch + footer_urgency + body
+    if not registry.has(source_type):
+        raise unknown_type(source_type, registry)
+    seeds = registry.traits(source_type).scaffold_seeds
+    for flag, given in (("glob", patterns), ("command", command)):
+        if given and flag not in seeds:
+            raise ScaffoldError(
+                f"--{flag} is not supported for --type {source_type} ({_seeded_by(flag, registry)})"
+            )
 
 
 @dataclass(frozen=True)
@@ -150,27 +148,14 @@ def scaffold_monitor(
     urgency: str | None = None,
     patterns: Sequence[str] = (),
     command: Sequence[str] = (),
+    registry: SourceRegistry | None = None,
 ) -> ScaffoldResult:
-    """Write ``<monitors_dir>/<monitor_name>/MONITOR.md``; never overwrite one."""
-    if not MONITOR_NAME.match(monitor_name) or monitor_name == "MONITOR":
-        raise ScaffoldError(
-            f'Invalid monitor name "{monitor_name}": it becomes the folder name and the '
-            "monitor id, so use letters, digits, '-', '_' or '.' and start with a letter or digit"
-        )
-    if source_type not in SOURCE_TYPES:
-        raise ScaffoldError(
-            f'Unknown --type "{source_type}". Choose one of: {", ".join(SOURCE_TYPES)}'
-        )
-    if patterns and source_type not in GLOB_FIELD_BY_TYPE:
-        raise ScaffoldError(
-            f"--glob is not supported for --type {source_type} (it seeds watch.globs for "
-            "file-fingerprint and watch.paths for incoming-changes)"
-        )
-    if command and source_type != "command-poll":
-        raise ScaffoldError(
-            f"--command is not supported for --type {source_type} (it seeds watch.command "
-            "for command-poll only)"
-        )
+    """Write ``<monitors_dir>/<monitor_name>/MONITOR.md``; never overwrite one.
+
+    ``registry`` (default: the bundled sources) holds the sources ``source_type`` may name.
+    """
+    registry = registry if registry is not None else bundled_registry()
+    _check_request(monitor_name, source_type, patterns, command, registry)
     monitor_dir = os.path.join(monitors_dir, monitor_name)
     file_path = os.path.join(monitor_dir, "MONITOR.md")
     if os.path.lexists(file_path):
@@ -181,6 +166,7 @@ def scaffold_monitor(
         urgency=urgency or "normal",
         patterns=patterns,
         command=command,
+        registry=registry,
     )
     os.makedirs(monitor_dir, exist_ok=True)
     # "x" mode: a file that appeared since the check above is never clobbered.

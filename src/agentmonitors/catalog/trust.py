@@ -4,8 +4,10 @@ A project's ``.claude/monitors`` is written by whoever wrote the repository. A m
 from it that runs a command, fetches a URL, or reads a path outside the workspace runs
 only once the user has approved exactly that: the approval is keyed by a sha256 of what
 the monitor runs or reads (its *reach*), so a changed argv, cwd, env key set, outside
-glob or URL host blocks it again. Monitors that stay inside the workspace (and
-``schedule``) need nothing; the user's own scope (``~/.claude/monitors``) is trusted.
+glob or URL host blocks it again. Each source says what its monitors reach (its
+``approval`` trait, ``sources/reach.py`` for the bundled ones); monitors that stay
+inside the workspace need nothing; the user's own scope (``~/.claude/monitors``) is
+trusted.
 
 The ledger lives in the user's data folder, one owner-only JSON file per workspace,
 never in the repository the monitors came from.
@@ -19,11 +21,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
 
 from agentmonitors.paths import prepare_private_dir
+from agentmonitors.sources.traits import Approval
 from agentmonitors.workspace import user_monitors_dir, workspace_data_dir, write_private_file
+
+if TYPE_CHECKING:
+    from agentmonitors.sources.base import SourceRegistry
+    from agentmonitors.sources.traits import SourceTraits
 
 BLOCKED_REASON = "blocked: awaiting-approval"
 LEDGER_NAME = "approvals.json"
@@ -42,139 +48,23 @@ class Requirement:
     source_name: str
     reach: dict[str, Any]
     digest: str
+    # Completes "this monitor ...": what approval lets it do (the source words it).
+    described: str = ""
 
     def summary(self) -> str:
         """One line naming what approval lets the monitor do."""
-        reach = self.reach
-        if "argv" in reach:
-            text = "runs " + json.dumps(reach["argv"], ensure_ascii=False)
-            if reach.get("cwd"):
-                text += f" in {reach['cwd']}"
-            if reach.get("envKeys"):
-                text += " with env " + ", ".join(reach["envKeys"])
-            return text
-        if "hosts" in reach:
-            text = "fetches from " + ", ".join(reach["hosts"])
-            if reach.get("secretEnv"):
-                text += " sending $" + ", $".join(reach["secretEnv"])
-            return text
-        return "reads outside the workspace: " + ", ".join(reach.get("outside", ()))
+        return self.described
 
 
-# --------------------------------------------------------------------------- reach
+def reach_of(
+    traits: SourceTraits, config: Mapping[str, Any], workspace: str
+) -> dict[str, Any] | None:
+    """What a monitor of the source ``traits`` describe runs or reads beyond ``workspace``.
 
-
-def _inside(path: str, workspace: str) -> bool:
-    """Whether ``path`` stays in ``workspace`` both as written and once links resolve."""
-    root = os.path.normpath(os.path.abspath(workspace))
-    real_root = os.path.realpath(root)
-    normal = os.path.normpath(path)
-    for candidate, base in ((normal, root), (os.path.realpath(normal), real_root)):
-        try:
-            if os.path.commonpath([candidate, base]) != base:
-                return False
-        except ValueError:
-            return False
-    return True
-
-
-def _base(cwd: Any, workspace: str) -> str:
-    from agentmonitors.sources.file_globs import resolve_base
-
-    return resolve_base(cwd if isinstance(cwd, str) and cwd else None, workspace)
-
-
-def _glob_list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [item for item in value if isinstance(item, str)]
-    return []
-
-
-def _outside_globs(config: Mapping[str, Any], workspace: str) -> tuple[list[str], list[str]]:
-    """(the authored globs that reach outside the workspace, the folders they reach)."""
-    from agentmonitors.sources.file_globs import compile_patterns
-
-    base = _base(config.get("cwd"), workspace)
-    outside: list[str] = []
-    reached: list[str] = []
-    for pattern in _glob_list(config.get("globs")):
-        try:
-            compiled = compile_patterns([pattern], base)
-        except ValueError:
-            outside.append(pattern)  # too many alternatives to judge: ask rather than guess
-            continue
-        for alternative in compiled:
-            # ".." after a wildcard can climb anywhere: judged outside.
-            if alternative.needs_normalising or not _inside(alternative.root, workspace):
-                if pattern not in outside:
-                    outside.append(pattern)
-                reached.append(os.path.realpath(alternative.root))
-    return outside, reached
-
-
-def outside_paths(source_name: str, config: Mapping[str, Any], workspace: str) -> frozenset[str]:
-    """Resolved outside folders (or files) a monitor's own globs name.
-
-    Given to the source of an approved (or user-scope) monitor, so a glob root that is
-    a symlink out of the workspace is followed once that very glob was approved.
+    None when it needs no approval. The source decides (its ``approval`` trait).
     """
-    if source_name != "file-fingerprint":
-        return frozenset()
-    return frozenset(_outside_globs(config, workspace)[1])
-
-
-def _hosts(config: Mapping[str, Any]) -> list[str]:
-    urls = [config.get("url")]
-    detection = config.get("change-detection")
-    composite = detection.get("composite") if isinstance(detection, dict) else None
-    parts = composite.get("parts") if isinstance(composite, dict) else None
-    if isinstance(parts, list):
-        urls += [part.get("url") for part in parts if isinstance(part, dict)]
-    hosts: set[str] = set()
-    for url in urls:
-        if not isinstance(url, str):
-            continue
-        split = urlsplit(url.strip())
-        hosts.add(f"{split.scheme.lower()}://{split.netloc.rpartition('@')[2].lower()}")
-    return sorted(hosts)
-
-
-def reach_of(source_name: str, config: Mapping[str, Any], workspace: str) -> dict[str, Any] | None:
-    """What a monitor of ``source_name`` runs or reads beyond ``workspace``; None if nothing.
-
-    Only names go in: env keys, never their values; a URL's scheme and host, never its
-    path or query (tokens live there), so approval does not store a secret.
-    """
-    if source_name == "command-poll":
-        command = config.get("command")
-        env = config.get("env")
-        cwd = config.get("cwd")
-        return {
-            "argv": list(command) if isinstance(command, list) else command,
-            "cwd": cwd if isinstance(cwd, str) and cwd else None,
-            "envKeys": sorted(env) if isinstance(env, dict) else [],
-        }
-    if source_name == "api-poll":
-        auth = config.get("auth")
-        token_env = auth.get("token-env") if isinstance(auth, dict) else None
-        return {
-            "hosts": _hosts(config),
-            "secretEnv": [token_env] if isinstance(token_env, str) else [],
-        }
-    if source_name == "file-fingerprint":
-        outside = _outside_globs(config, workspace)[0]
-        if not outside:
-            return None
-        cwd = config.get("cwd")
-        return {"cwd": cwd if isinstance(cwd, str) and cwd else None, "outside": outside}
-    if source_name == "incoming-changes":
-        cwd = config.get("cwd")
-        if _inside(_base(cwd, workspace), workspace):
-            return None
-        return {"outside": [str(cwd)]}
-    return None
+    approval = traits.approval(config, workspace)
+    return None if approval is None else approval.reach
 
 
 def digest_of(source_name: str, reach: Mapping[str, Any]) -> str:
@@ -200,15 +90,41 @@ def _user_scoped(file_path: str, scope: str | None) -> bool:
         return False
 
 
-def requirement_for(monitor: Any, workspace: str) -> Requirement | None:
-    """The approval ``monitor`` (a MonitorDefinition) needs in ``workspace``, or None."""
+def _approval(traits: SourceTraits, monitor: Any, workspace: str) -> Approval | None:
+    name = monitor.source_name
+    try:
+        approval = traits.approval(monitor.source_config, workspace)
+    except Exception as error:
+        reason = str(error).strip() or type(error).__name__
+        raise ValueError(
+            f'source "{name}" cannot say what this monitor needs approved: {reason}'
+        ) from error
+    if approval is not None and not isinstance(approval, Approval):
+        raise ValueError(
+            f'source "{name}" answered approval() with {type(approval).__name__}, '
+            "not an Approval or None"
+        )
+    return approval
+
+
+def requirement_for(monitor: Any, workspace: str, registry: SourceRegistry) -> Requirement | None:
+    """The approval ``monitor`` (a MonitorDefinition) needs in ``workspace``, or None.
+
+    ``registry`` holds the monitor's source, which says what needs approving. Raises
+    ``ValueError`` when the source cannot say (a plugin's ``approval`` failed).
+    """
     if _user_scoped(monitor.file_path, monitor.scope):
         return None
-    reach = reach_of(monitor.source_name, monitor.source_config, workspace)
-    if reach is None:
+    approval = _approval(registry.traits(monitor.source_name), monitor, workspace)
+    if approval is None:
         return None
+    reach = approval.reach
     return Requirement(
-        monitor.id, monitor.source_name, reach, digest_of(monitor.source_name, reach)
+        monitor.id,
+        monitor.source_name,
+        reach,
+        digest_of(monitor.source_name, reach),
+        approval.summary,
     )
 
 
@@ -260,19 +176,28 @@ def record_approvals(workspace: str, requirements: list[Requirement]) -> None:
     write_private_file(path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
 
 
-def approve_monitor(monitor: Any, workspace: str) -> Requirement | None:
+def approve_monitor(monitor: Any, workspace: str, registry: SourceRegistry) -> Requirement | None:
     """Approve ``monitor`` as it is now (what the user just created); None if it needs none."""
-    requirement = requirement_for(monitor, workspace)
+    requirement = requirement_for(monitor, workspace, registry)
     if requirement is not None:
         record_approvals(workspace, [requirement])
     return requirement
 
 
-def approve_file(file_path: str, workspace: str) -> Requirement | None:
-    """Approve the monitor in ``file_path`` as written; a file that does not parse is skipped."""
+def approve_file(
+    file_path: str, workspace: str, registry: SourceRegistry | None = None
+) -> Requirement | None:
+    """Approve the monitor in ``file_path`` as written; a file that does not parse is skipped.
+
+    ``registry`` defaults to the bundled sources plus the installed plugins.
+    """
     from agentmonitors.monitor.parse import ParseFailure, parse_monitor_file
 
     outcome = parse_monitor_file(file_path, "project")
     if isinstance(outcome, ParseFailure):
         return None
-    return approve_monitor(outcome, workspace)
+    if registry is None:
+        from agentmonitors.sources.registry import load_registry
+
+        registry = load_registry()
+    return approve_monitor(outcome, workspace, registry)

@@ -106,9 +106,8 @@ def check_monitor(
     errors = one_per_mistake(_watch_errors(source, config, monitor.lines))
     warnings += watch_warnings(source, config, monitor.lines)
     if not errors:
-        advice = getattr(source, "config_warnings", None)
-        if callable(advice):
-            warnings += [str(item) for item in advice(config)]
+        advice = registry.traits(monitor.source_name).config_warnings(config)
+        warnings += [str(item) for item in advice]
     return errors, warnings
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import click
 
+from agentmonitors.delivery.heartbeats import CHANNEL_POLL_MS
+
 
 @click.group("channel", help="The optional MCP channel transport.")
 def command() -> None:
@@ -24,7 +26,7 @@ def command() -> None:
 @click.option(
     "--poll-ms",
     type=click.IntRange(min=1),
-    default=3000,
+    default=CHANNEL_POLL_MS,
     show_default=True,
     help="Milliseconds between polls of the daemon (a positive whole number).",
 )
@@ -57,7 +59,8 @@ def serve(
             err=True,
         )
 
-    from agentmonitors.transports.channel import resolve_options, serve_stdio
+    from agentmonitors.transports.channel import serve_stdio
+    from agentmonitors.transports.channel_options import resolve_options
 
     options = resolve_options(
         socket=socket, poll_ms=poll_ms, host_session_id=host_session_id, workspace=workspace

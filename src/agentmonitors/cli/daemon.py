@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
@@ -16,7 +15,12 @@ from agentmonitors.cli.daemon_once import once
 from agentmonitors.cli.output import dump_json, format_option, report_error
 from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
 from agentmonitors.runtime.human import human_duration
-from agentmonitors.workspace import logical_cwd, resolve_workspace
+from agentmonitors.workspace import (
+    DEFAULT_POLL_MS,
+    DEFAULT_REAP_AFTER_MS,
+    logical_cwd,
+    resolve_workspace,
+)
 
 DETACH_WAIT_S = 15.0
 KILL_GRACE_S = 3.0
@@ -81,7 +85,7 @@ def _run_options(function: Any) -> Any:
     function = click.option(
         "--poll-ms",
         type=int,
-        default=30_000,
+        default=DEFAULT_POLL_MS,
         show_default=True,
         help="Milliseconds between ticks (file changes wake the daemon sooner).",
     )(function)
@@ -89,7 +93,7 @@ def _run_options(function: Any) -> Any:
     function = click.option(
         "--reap-after-ms",
         type=int,
-        default=300_000,
+        default=DEFAULT_REAP_AFTER_MS,
         show_default=True,
         help="Stop after this long with no active session (0 = never).",
     )(function)
@@ -156,6 +160,7 @@ def _already_running(socket_path: str) -> str:
 
 
 def _foreground(options: Any) -> int:
+    import asyncio
     import logging
 
     from agentmonitors.daemon.app import Daemon

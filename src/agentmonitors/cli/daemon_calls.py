@@ -1,12 +1,16 @@
-"""What the manual socket commands share: finding the socket and reporting daemon trouble."""
+"""What the manual socket commands share: finding the socket and reporting daemon trouble.
+
+Free of click and typing, like :mod:`agentmonitors.cli.output`: the agent's own
+commands run through here without them.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from agentmonitors.cli.output import echo, print_error, report_error
 
-import click
-
-from agentmonitors.cli.output import print_error, report_error
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SESSION_HINT = "Run `agentmonitors session list` to find a session id."
 
@@ -17,7 +21,7 @@ def manual_socket(socket: str | None, workspace: str | None = None) -> str:
     from agentmonitors.workspace import resolve_workspace
 
     return resolve_socket_path(
-        resolve_workspace(workspace), socket, warn=lambda text: click.echo(text, err=True)
+        resolve_workspace(workspace), socket, warn=lambda text: echo(text, err=True)
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any
 
@@ -128,6 +127,9 @@ def _project_monitor_ids(workspace: str) -> set[str]:
 )
 @format_option(("text", "json"), "text")
 def once(monitors_dir: str | None, workspace: str | None, force: bool, output_format: str) -> int:
+    # Here, not at the top: every `daemon` subcommand imports this module.
+    import asyncio
+
     from agentmonitors.cli.daemon import registry_with_warnings, workspace_and_monitors
     from agentmonitors.daemon.compose import workspace_runtime
     from agentmonitors.paths import resolve_db_path

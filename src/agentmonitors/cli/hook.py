@@ -7,8 +7,7 @@ import click
 from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import SESSION_HINT, DaemonCallFailed, ask, manual_socket
 from agentmonitors.cli.output import dump_json, format_option
-
-LIFECYCLES = ("turn-interruptible", "turn-idle", "post-compact")
+from agentmonitors.delivery.vocabulary import LIFECYCLES
 
 
 @click.group("hook", help="Deliveries at agent hooks.")

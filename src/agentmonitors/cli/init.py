@@ -6,6 +6,7 @@ import os
 import sys
 
 import click
+from click.shell_completion import CompletionItem
 
 from agentmonitors.catalog.scaffold import (
     DEFAULT_MONITOR_NAME,
@@ -16,10 +17,12 @@ from agentmonitors.catalog.scaffold import (
     ScaffoldResult,
     ensure_gitignore,
     scaffold_monitor,
+    unknown_type,
 )
 from agentmonitors.catalog.validation import validate_scan
 from agentmonitors.cli.output import display_path
 from agentmonitors.monitor.discovery import scan_root
+from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.registry import load_registry
 from agentmonitors.workspace import (
     ENABLE_FILE_RELPATH,
@@ -29,9 +32,9 @@ from agentmonitors.workspace import (
 )
 
 
-def _validate_new(result: ScaffoldResult) -> bool:
+def _validate_new(result: ScaffoldResult, registry: SourceRegistry) -> bool:
     """Validate the folder holding a freshly written monitor and print the verdict."""
-    report = validate_scan(scan_root(os.path.dirname(result.monitor_dir)), load_registry())
+    report = validate_scan(scan_root(os.path.dirname(result.monitor_dir)), registry)
     mine = [error for error in report.errors if result.file_path in error.paths]
     if mine:
         for error in mine:
@@ -41,14 +44,16 @@ def _validate_new(result: ScaffoldResult) -> bool:
     return True
 
 
-def _approve_created(result: ScaffoldResult | None, workspace: str) -> None:
+def _approve_created(
+    result: ScaffoldResult | None, workspace: str, registry: SourceRegistry
+) -> None:
     """What the user creates is theirs: approve it as written (see catalog/trust.py)."""
     from agentmonitors.catalog.trust import approve_file
 
     if result is None:
         return
     try:
-        requirement = approve_file(result.file_path, workspace)
+        requirement = approve_file(result.file_path, workspace, registry)
     except OSError as error:
         click.echo(f"Warning: could not record the approval: {error.strerror or error}", err=True)
         return
@@ -69,6 +74,7 @@ def _scaffold(
     urgency: str | None,
     globs: tuple[str, ...],
     commands: tuple[str, ...],
+    registry: SourceRegistry,
 ) -> int:
     try:
         result = scaffold_monitor(
@@ -79,6 +85,7 @@ def _scaffold(
             urgency=urgency,
             patterns=globs,
             command=commands,
+            registry=registry,
         )
     except ScaffoldError as error:
         click.echo(f"error: {error}", err=True)
@@ -91,14 +98,19 @@ def _scaffold(
         click.echo(f"error: Monitor already exists: {display_path(result.file_path)}", err=True)
         return 1
     click.echo(f"Created monitor: {display_path(result.file_path)}")
-    _approve_created(result, workspace)
+    _approve_created(result, workspace, registry)
     click.echo("\nEdit it to say what to watch and what the agent should do, then run:")
     click.echo(f"  agentmonitors validate {shown_dir}")
     return 0
 
 
 def _bootstrap(
-    workspace: str, monitors_dir: str, source_type: str, enable_only: bool, assume_yes: bool
+    workspace: str,
+    monitors_dir: str,
+    source_type: str,
+    enable_only: bool,
+    assume_yes: bool,
+    registry: SourceRegistry,
 ) -> int:
     try:
         enable_status = enable_workspace(workspace)
@@ -116,7 +128,7 @@ def _bootstrap(
         elif sys.stdin.isatty():
             if click.confirm("Scaffold a starter monitor now?", default=True):
                 picked = click.prompt(
-                    "Source type", type=click.Choice(SOURCE_TYPES), default=DEFAULT_TYPE
+                    "Source type", type=click.Choice(registry.names()), default=DEFAULT_TYPE
                 )
                 picked_name = click.prompt("Monitor name", default=DEFAULT_MONITOR_NAME)
                 choice = (picked_name, picked)
@@ -124,12 +136,12 @@ def _bootstrap(
             skipped_noninteractive = True
         if choice is not None:
             try:
-                result = scaffold_monitor(monitors_dir, choice[0], choice[1])
+                result = scaffold_monitor(monitors_dir, choice[0], choice[1], registry=registry)
             except ScaffoldError as error:
                 click.echo(f"error: {error}", err=True)
                 return 1
             created, existing = (result, None) if result.created else (None, result)
-            _approve_created(created, workspace)
+            _approve_created(created, workspace, registry)
     ignored = ", ".join(GITIGNORE_LINES)
     if enable_status == "already-enabled" and gitignore_status == "present" and created is None:
         click.echo("AgentMon is already set up in this project — nothing to change.")
@@ -149,7 +161,7 @@ def _bootstrap(
     if created is not None:
         click.echo(f"  {'Scaffolded monitor':<27} {display_path(created.file_path)}")
         click.echo(f"\nValidating {display_path(created.file_path)}:")
-        if not _validate_new(created):
+        if not _validate_new(created, registry):
             return 1
     elif existing is not None:
         click.echo(
@@ -160,11 +172,23 @@ def _bootstrap(
     click.echo(f"  • Check your monitors any time:  agentmonitors validate {shown_dir}")
     if created is None:
         click.echo(
-            f"  • Add a monitor:  agentmonitors init <name> --type <{'|'.join(SOURCE_TYPES)}>"
+            f"  • Add a monitor:  agentmonitors init <name> --type <{'|'.join(registry.names())}>"
         )
         if skipped_noninteractive:
             click.echo("    (or re-run `agentmonitors init --yes` to scaffold a starter monitor)")
     return 0
+
+
+def _complete_type(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """The bundled and installed source types (``--type`` takes a plugin's too)."""
+    del ctx, param
+    try:
+        names = load_registry(lambda problem: None).names()
+    except Exception:  # completion never breaks the shell
+        return []
+    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
 
 
 @click.command(
@@ -179,10 +203,12 @@ def _bootstrap(
 @click.option(
     "--type",
     "source_type",
-    type=click.Choice(SOURCE_TYPES),
+    metavar="TYPE",
+    shell_complete=_complete_type,
     default=DEFAULT_TYPE,
     show_default=True,
-    help="Observation source of the new monitor.",
+    help=f"Observation source of the new monitor: {', '.join(SOURCE_TYPES)} or an installed "
+    "plugin's (agentmonitors source list).",
 )
 @click.option("--enable-only", is_flag=True, help="Only enable the project and update .gitignore.")
 @click.option("--yes", "assume_yes", is_flag=True, help="No prompts: scaffold a starter monitor.")
@@ -205,6 +231,10 @@ def command(
 ) -> int:
     workspace = resolve_workspace()
     target_dir = monitors_dir or os.path.join(workspace, PROJECT_MONITORS_RELPATH)
+    registry = load_registry()
+    if not registry.has(source_type):  # checked first: a bad --type changes nothing
+        click.echo(f"error: {unknown_type(source_type, registry)}", err=True)
+        return 1
     if name is not None:
         if enable_only or assume_yes:
             click.echo(
@@ -212,6 +242,14 @@ def command(
             )
             return 1
         return _scaffold(
-            workspace, target_dir, name, source_type, display_name, urgency, globs, commands
+            workspace,
+            target_dir,
+            name,
+            source_type,
+            display_name,
+            urgency,
+            globs,
+            commands,
+            registry,
         )
-    return _bootstrap(workspace, target_dir, source_type, enable_only, assume_yes)
+    return _bootstrap(workspace, target_dir, source_type, enable_only, assume_yes, registry)

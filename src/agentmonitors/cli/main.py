@@ -2,7 +2,10 @@
 
 The hook commands (``hook deliver``, ``session start``, ``session end``) run on every
 prompt and tool call, so they are dispatched here before click, pydantic or any
-other heavy module is imported. Everything else goes to the click application.
+other heavy module is imported. So are ``--version`` and the commands an agent runs
+between turns (``events list``, ``events ack``, ``session list``) when their arguments
+are plain; everything else, and anything those cannot parse, goes to the click
+application.
 """
 
 from __future__ import annotations
@@ -14,17 +17,29 @@ _FAST = {
     ("session", "start"): ("agentmonitors.transports.session_hooks", "run_session_start"),
     ("session", "end"): ("agentmonitors.transports.session_hooks", "run_session_end"),
 }
+_AGENT = {("events", "list"), ("events", "ack"), ("session", "list")}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    target = _FAST.get((args[0], args[1])) if len(args) >= 2 else None
-    if target is not None and not ({"--help", "-h"} & set(args[2:])):
-        from importlib import import_module
+    if args == ["--version"]:
+        from agentmonitors import __version__
 
-        command = getattr(import_module(target[0]), target[1])
-        code: int = command(args[2:])
+        print(__version__)
+        return 0
+    command = (args[0], args[1]) if len(args) >= 2 else None
+    target = _FAST.get(command) if command is not None else None
+    if target is not None and not ({"--help", "-h"} & set(args[2:])):
+        # The builtin, not importlib.import_module: importlib costs a hook ~0.5 ms.
+        run_hook = getattr(__import__(target[0], fromlist=[target[1]]), target[1])
+        code: int = run_hook(args[2:])
         return code
+    if command in _AGENT:
+        from agentmonitors.cli.agent_commands import run_quick
+
+        quick = run_quick(command, args[2:])
+        if quick is not None:
+            return quick
     from agentmonitors.cli.app import run
 
     return run(args)

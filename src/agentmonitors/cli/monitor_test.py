@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from agentmonitors.cli.completion import complete_monitor_id_or_path
 from agentmonitors.cli.output import dump_json, format_option, report_error, warn
 
-_BASELINE_NOTES: dict[str, tuple[str, str]] = {
-    "file-fingerprint": (
-        "In production, the agent process keeps running between observations, so file"
-        " changes are detected across polls.",
-        "This test command verifies that the source can read and fingerprint your files"
-        " successfully.",
-    ),
-    "api-poll": (
-        "In production, the agent process keeps running between observations, so API"
-        " response changes are detected across polls.",
-        "This test command verifies that the source can reach your API endpoint successfully.",
-    ),
-}
-_DEFAULT_BASELINE_NOTES = (
-    "In production, the agent process keeps running between observations, so changes are"
-    " detected across polls.",
-    "This test command verifies that the source is configured correctly.",
-)
+if TYPE_CHECKING:
+    from agentmonitors.sources.observation import ObservationResult
+    from agentmonitors.sources.traits import SourceTraits
+
 FOLLOWUP_DELAY_S = 0.1
 
 
@@ -70,34 +56,6 @@ def _observations_text(observations: list[Any]) -> str:
         lines.append(f"  Snapshot: {dump_json(observation.snapshot)}")
         lines.append("")
     return "\n".join(lines)
-
-
-def _api_poll_summary(state: Any) -> str | None:
-    """``  HTTP <status> (<bytes> bytes)`` from an api-poll baseline, so a bad URL shows."""
-    if not isinstance(state, dict):
-        return None
-    status = state.get("status")
-    if not isinstance(status, int) or isinstance(status, bool):
-        return None
-    body = state.get("body")
-    size = f" ({len(body.encode('utf-8'))} bytes)" if isinstance(body, str) else ""
-    return f"  HTTP {status}{size}"
-
-
-def _command_poll_summary(state: Any) -> str | None:
-    """``  Exit code <n> (<bytes> bytes of output)``, so a command that fails shows."""
-    if not isinstance(state, dict) or state.get("health") != "ok":
-        return None
-    code = state.get("exitCode")
-    stdout = state.get("stdout")
-    if not isinstance(code, int) or isinstance(code, bool) or not isinstance(stdout, str):
-        return None
-    size = len(stdout.encode("utf-8"))
-    note = " (output truncated)" if state.get("truncated") is True else ""
-    return f"  Exit code {code} ({size} bytes of output){note}"
-
-
-_BASELINE_SUMMARIES = {"api-poll": _api_poll_summary, "command-poll": _command_poll_summary}
 
 
 def _merged(*lists: list[str]) -> list[str]:
@@ -262,35 +220,70 @@ def _test_json(
     return 0
 
 
-@click.command(
-    "test",
-    help=(
-        "Dry-run one monitor: observe it once, store nothing. MONITOR names its file, its"
-        " folder or its id."
-    ),
-)
-@click.argument("path", metavar="MONITOR", shell_complete=complete_monitor_id_or_path)
-@format_option(("text", "json"), "text")
-def test_monitor(path: str, output_format: str) -> int:
-    """``path`` is what the user typed (``MONITOR``): a file, a folder or an id."""
+def _report_first(name: str, source_name: str, first: ObservationResult, as_json: bool) -> int:
+    """What a stateless source (or a first run that already saw something) reports."""
+    if as_json:
+        return _test_json(name, source_name, False, first.observations, list(first.warnings))
+    for item in first.warnings:
+        warn(item)
+    click.echo(
+        _observations_text(first.observations)
+        if first.observations
+        else "No observations produced."
+    )
+    return 0
+
+
+def _announce_baseline(source_name: str, traits: SourceTraits, baseline_state: Any) -> None:
+    click.echo(
+        f'\nBaseline established. The "{source_name}" source requires a prior baseline'
+        " before it can detect changes."
+    )
+    try:
+        summary = traits.baseline_summary(baseline_state)
+    except Exception:  # a plugin's summary is a courtesy; the test goes on without it
+        summary = None
+    if isinstance(summary, str):
+        click.echo(summary)
+    click.echo("Running a second observation to demonstrate change detection...\n")
+
+
+def _report_second(
+    name: str,
+    source_name: str,
+    traits: SourceTraits,
+    first: ObservationResult,
+    second: ObservationResult,
+    as_json: bool,
+) -> int:
+    warnings = _merged(list(first.warnings), list(second.warnings))
+    if as_json:
+        return _test_json(name, source_name, True, second.observations, warnings)
+    for item in warnings:
+        warn(item)
+    if second.observations:
+        click.echo(_observations_text(second.observations))
+        return 0
+    click.echo(
+        "No changes detected since baseline. This is expected — both observations happened"
+        " within the same command invocation."
+    )
+    for note in traits.baseline_notes:
+        click.echo(f"\n{note}")
+    return 0
+
+
+def _run_test(monitor: Any, source: Any, path: str, as_json: bool) -> int:
+    """Observe once (twice for a stateful source's baseline) and report; stores nothing."""
     import asyncio
     import time
 
     from agentmonitors.clock import SystemClock
     from agentmonitors.sources.observation import ObservationContext
+    from agentmonitors.sources.traits import traits_of
 
-    as_json = output_format == "json"
-    found = monitor_file_for(path)
-    if found is None:
-        return report_error(_not_found(path), as_json)
-    path = found
-    loaded = _load_for_test(path, as_json)
-    if isinstance(loaded, int):
-        return loaded
-    monitor, source = loaded
+    traits = traits_of(source)
     name, config = monitor.display_name, monitor.source_config
-    if not as_json:
-        click.echo(f'Testing monitor "{name}" (source: {source.name})...')
     workspace = config_root_for(path)
 
     def observe(previous: Any) -> Any:
@@ -306,53 +299,43 @@ def test_monitor(path: str, output_format: str) -> int:
         first = observe(None)
     except Exception as error:
         return report_error(f"Observation failed: {_message(error)}", as_json)
-
     if first.outcome == "no-files-matched":
         return _no_files_matched(
             name, source.name, config, workspace, as_json, list(first.warnings)
         )
-
-    if first.observations or not getattr(source, "stateful", False):
-        if as_json:
-            return _test_json(name, source.name, False, first.observations, list(first.warnings))
-        for item in first.warnings:
-            warn(item)
-        click.echo(
-            _observations_text(first.observations)
-            if first.observations
-            else "No observations produced."
-        )
-        return 0
-
+    if first.observations or not traits.stateful:
+        return _report_first(name, source.name, first, as_json)
     # A stateful source's first observation only records its baseline.
     baseline_state = first.next_state if first.has_next_state else None
     if not as_json:
-        click.echo(
-            f'\nBaseline established. The "{source.name}" source requires a prior baseline'
-            " before it can detect changes."
-        )
-        summarize = _BASELINE_SUMMARIES.get(source.name)
-        summary = summarize(baseline_state) if summarize is not None else None
-        if summary is not None:
-            click.echo(summary)
-        click.echo("Running a second observation to demonstrate change detection...\n")
+        _announce_baseline(source.name, traits, baseline_state)
     time.sleep(FOLLOWUP_DELAY_S)
     try:
         second = observe(baseline_state)
     except Exception as error:
         return report_error(f"Observation failed: {_message(error)}", as_json)
-    warnings = _merged(list(first.warnings), list(second.warnings))
-    if as_json:
-        return _test_json(name, source.name, True, second.observations, warnings)
-    for item in warnings:
-        warn(item)
-    if second.observations:
-        click.echo(_observations_text(second.observations))
-        return 0
-    click.echo(
-        "No changes detected since baseline. This is expected — both observations happened"
-        " within the same command invocation."
-    )
-    for note in _BASELINE_NOTES.get(source.name, _DEFAULT_BASELINE_NOTES):
-        click.echo(f"\n{note}")
-    return 0
+    return _report_second(name, source.name, traits, first, second, as_json)
+
+
+@click.command(
+    "test",
+    help=(
+        "Dry-run one monitor: observe it once, store nothing. MONITOR names its file, its"
+        " folder or its id."
+    ),
+)
+@click.argument("path", metavar="MONITOR", shell_complete=complete_monitor_id_or_path)
+@format_option(("text", "json"), "text")
+def test_monitor(path: str, output_format: str) -> int:
+    """``path`` is what the user typed (``MONITOR``): a file, a folder or an id."""
+    as_json = output_format == "json"
+    found = monitor_file_for(path)
+    if found is None:
+        return report_error(_not_found(path), as_json)
+    loaded = _load_for_test(found, as_json)
+    if isinstance(loaded, int):
+        return loaded
+    monitor, source = loaded
+    if not as_json:
+        click.echo(f'Testing monitor "{monitor.display_name}" (source: {source.name})...')
+    return _run_test(monitor, source, found, as_json)

@@ -3,6 +3,9 @@
 Data goes to stdout, messages to stderr. ``--format`` wins; where a command defaults
 to "auto", an agent's environment gets TOON and a person gets text. Detection reads
 environment variables only, never whether stdout is a terminal.
+
+Nothing here imports click or typing: the commands an agent runs most (``events list``,
+``events ack``, ``session list``) print through this module without either.
 """
 
 from __future__ import annotations
@@ -11,13 +14,32 @@ import datetime as _dt
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
 
-import click
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeVar
 
-OutputFormat = Literal["toon", "json", "text"]
-F = TypeVar("F", bound=Callable[..., Any])
+    OutputFormat = Literal["toon", "json", "text"]
+    F = TypeVar("F", bound=Callable[..., Any])
+
+
+def echo(text: str, *, err: bool = False) -> None:
+    """One line to stdout (or stderr), flushed, as ``click.echo`` prints it.
+
+    A stream that cannot encode the text (an ASCII locale) gets UTF-8 bytes instead of
+    a crash, with undecodable characters replaced.
+    """
+    stream = sys.stderr if err else sys.stdout
+    line = text + "\n"
+    try:
+        stream.write(line)
+    except UnicodeEncodeError:
+        stream.flush()
+        stream.buffer.write(line.encode("utf-8", errors="replace"))
+    stream.flush()
+
 
 # Variables the agent TUIs set for the commands they run.
 _AGENT_FLAGS = ("CLAUDECODE", "CURSOR_AGENT", "GEMINI_CLI", "CODEX_SANDBOX", "OPENCODE")
@@ -84,21 +106,54 @@ def dump_json(value: Any, *, compact: bool = False) -> str:
 
 
 def dump_toon(value: Any) -> str:
+    return clean_output(str(_toon_encoder()(to_jsonable(value))))
+
+
+def _toon_encoder() -> Callable[[Any], str]:
+    """toon_format's ``encode``, loaded without running the package's ``__init__``.
+
+    That initializer reads the package's own version through ``importlib.metadata``,
+    which costs more than the rest of ``events list`` (what an agent runs after every
+    reminder). The encoder needs nothing from it, so when the package is not imported
+    yet its ``_api`` module is loaded under a bare package object that is then dropped;
+    a later ``import toon_format`` runs the real initializer and reuses the loaded
+    submodules. Any surprise in the package's layout falls back to the plain import.
+    """
+    import sys
+
+    if "toon_format" not in sys.modules:
+        import importlib.util
+        import types
+
+        spec = importlib.util.find_spec("toon_format")
+        if spec is not None and spec.submodule_search_locations:
+            package = types.ModuleType("toon_format")
+            package.__path__ = list(spec.submodule_search_locations)
+            sys.modules["toon_format"] = package
+            try:
+                from toon_format._api import encode as fast_encode
+
+                return fast_encode
+            except (ImportError, AttributeError):
+                pass
+            finally:
+                if sys.modules.get("toon_format") is package:
+                    del sys.modules["toon_format"]
     from toon_format import encode
 
-    return clean_output(str(encode(to_jsonable(value))))
+    return encode
 
 
 def emit(value: Any, fmt: OutputFormat, text: Callable[[], str]) -> None:
     """Print ``value`` as JSON or TOON, or the text rendering for people."""
     if fmt == "json":
-        click.echo(dump_json(value))
+        echo(dump_json(value))
     elif fmt == "toon":
-        click.echo(dump_toon(value))
+        echo(dump_toon(value))
     else:
         rendered = text()
         if rendered:
-            click.echo(clean_output(rendered))
+            echo(clean_output(rendered))
 
 
 # Every failure a command reports on stderr starts with this, click's usage errors
@@ -108,20 +163,20 @@ ERROR_PREFIX = "error: "
 
 def print_error(message: str) -> int:
     """``error: <message>`` on stderr; returns 1, the exit code of every failure."""
-    click.echo(clean_output(ERROR_PREFIX + message), err=True)
+    echo(clean_output(ERROR_PREFIX + message), err=True)
     return 1
 
 
 def report_error(message: str, as_json: bool) -> int:
     """``{"error": …}`` on stdout under JSON, ``error: …`` on stderr otherwise; returns 1."""
     if as_json:
-        click.echo(dump_json({"error": message}))
+        echo(dump_json({"error": message}))
         return 1
     return print_error(message)
 
 
 def warn(message: str) -> None:
-    click.echo(clean_output(f"Warning: {message}"), err=True)
+    echo(clean_output(f"Warning: {message}"), err=True)
 
 
 def format_option(
@@ -133,6 +188,8 @@ def format_option(
         if default is None
         else f"Output format (default: {default})."
     )
+    import click
+
     return click.option(
         "--format",
         "output_format",

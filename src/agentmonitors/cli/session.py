@@ -12,9 +12,12 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.agent_commands import session_list, sessions_table
 from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import DaemonCallFailed, ask, manual_socket
-from agentmonitors.cli.output import dump_json, format_option, text_table
+from agentmonitors.cli.output import dump_json, format_option
+
+__all__ = ["command", "session_text", "sessions_table"]
 
 
 @click.group("session", help="Agent sessions that receive deliveries.")
@@ -133,34 +136,8 @@ def close(session_id: str, socket: str | None, output_format: str) -> int:
 @command.command("list", help="Every session the daemon knows, most recently active first.")
 @click.option("--socket", help="Unix socket of the daemon.")
 @format_option(("text", "json"), "text")
-def list_(socket: str | None, output_format: str) -> int:
-    try:
-        records = ask(manual_socket(socket), "session.list", {}, as_json=output_format == "json")
-    except DaemonCallFailed:
-        return 1
-    if output_format == "json":
-        click.echo(dump_json(records))
-    elif not records:
-        click.echo("No sessions found.")
-    else:
-        click.echo(sessions_table(records))
-    return 0
-
-
-def sessions_table(records: list[dict[str, Any]]) -> str:
-    return text_table(
-        ("ID", "Status", "Agent", "Last active", "Workspace"),
-        (
-            (
-                record["id"],
-                record["status"],
-                record.get("agentIdentity", ""),
-                record.get("lastActiveAt", ""),
-                record.get("workspacePath") or "(global)",
-            )
-            for record in records
-        ),
-    )
+def list_(**options: Any) -> int:
+    return session_list(options)
 
 
 list_.name = "list"

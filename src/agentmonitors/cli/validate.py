@@ -14,6 +14,7 @@ from agentmonitors.cli.output import (
     warn,
 )
 from agentmonitors.monitor.discovery import scan_targets
+from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.registry import load_registry
 from agentmonitors.workspace import resolve_workspace
 
@@ -45,7 +46,9 @@ def report_as_json(report: ValidationReport) -> dict[str, object]:
     }
 
 
-def awaiting_approval(report: ValidationReport, workspace: str) -> list[dict[str, str]]:
+def awaiting_approval(
+    report: ValidationReport, workspace: str, registry: SourceRegistry
+) -> list[dict[str, str]]:
     """Valid monitors that will not run until the user approves them (not an error)."""
     from agentmonitors.catalog.trust import (
         approve_command,
@@ -57,7 +60,11 @@ def awaiting_approval(report: ValidationReport, workspace: str) -> list[dict[str
     waiting: list[dict[str, str]] = []
     ledger = None
     for monitor in report.valid:
-        requirement = requirement_for(monitor, workspace)
+        try:
+            requirement = requirement_for(monitor, workspace, registry)
+        except ValueError as error:  # a plugin source that cannot say
+            waiting.append({"id": monitor.id, "note": str(error), "filePath": monitor.file_path})
+            continue
         if requirement is None:
             continue
         ledger = read_ledger(workspace) if ledger is None else ledger
@@ -111,8 +118,9 @@ def command(paths: tuple[str, ...], output_format: str) -> int:
     as_json = output_format == "json"
     workspace = resolve_workspace()
     targets = scan_targets(paths, workspace)
-    report = validate_scan(targets.scan, load_registry(warn))
-    waiting = awaiting_approval(report, workspace)
+    registry = load_registry(warn)
+    report = validate_scan(targets.scan, registry)
+    waiting = awaiting_approval(report, workspace, registry)
     path_errors = [f'path "{path}" does not exist' for path in targets.missing]
     if path_errors and not targets.scan.roots:
         hint = "" if paths else " — create a monitor with `agentmonitors init <name>`"

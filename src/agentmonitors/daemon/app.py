@@ -21,6 +21,7 @@ from agentmonitors.runtime.tick import TickResult
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.store import queries
 from agentmonitors.store.database import Database, StoreError
+from agentmonitors.workspace import DEFAULT_POLL_MS, DEFAULT_REAP_AFTER_MS
 
 log = logging.getLogger("agentmonitors.daemon")
 
@@ -31,8 +32,6 @@ REFRESH_MAX_DELAY_S = 1.0
 # The shortest gap between two scheduled ticks: a monitor due "now" again (a clock
 # that stands still in a test, an interval of a few milliseconds) must not spin.
 MIN_TICK_GAP_MS = 100
-# Sources whose changes arrive as file-system events between reconciles.
-HINTED_SOURCES: tuple[str, ...] = ("file-fingerprint",)
 
 
 @dataclass(frozen=True)
@@ -41,8 +40,8 @@ class DaemonOptions:
     monitors_dir: str | None
     socket_path: str
     db_path: str
-    poll_ms: int = 30_000
-    reap_after_ms: int = 300_000
+    poll_ms: int = DEFAULT_POLL_MS
+    reap_after_ms: int = DEFAULT_REAP_AFTER_MS
 
 
 def tick_summary(result: TickResult, *, verb: str) -> str | None:
@@ -241,19 +240,24 @@ class Daemon:
         return {"available": bool(hints.available), "problem": hints.problem}
 
     def _after_tick(self, definitions: Definitions, result: TickResult | None) -> None:
-        """Recompute which folders to watch for the file monitors that can run now."""
-        del result
-        from agentmonitors.sources.file_hints import hint_filter, watch_roots
+        """Recompute which folders to watch for the monitors that can run now.
 
+        A monitor's source says which file events may matter to it (its ``file_hints``
+        trait); monitors of other sources are never hinted.
+        """
+        del result
         targets: dict[str, list[str]] = {}
         filters: dict[str, Any] = {}
         for monitor in definitions.runnable:
-            if monitor.source_name in HINTED_SOURCES:
-                try:
-                    targets[monitor.id] = watch_roots(monitor.source_config, self.options.workspace)
-                    filters[monitor.id] = hint_filter(monitor.source_config, self.options.workspace)
-                except Exception:
-                    log.warning("cannot watch %s for changes", monitor.id, exc_info=True)
+            traits = self.registry.traits(monitor.source_name)
+            try:
+                hints = traits.file_hints(monitor.source_config, self.options.workspace)
+            except Exception:
+                log.warning("cannot watch %s for changes", monitor.id, exc_info=True)
+                continue
+            if hints is not None:
+                targets[monitor.id] = list(hints.roots)
+                filters[monitor.id] = hints.matters
         # A monitor whose watched folders changed (new globs, a folder created) is
         # reconciled once more after the new watch is in place, so nothing falls
         # between the old watch and the new one.
@@ -291,7 +295,11 @@ class Daemon:
             )
             self._after_tick(initial, None)
             await self._hints.update(self._hint_targets, self._hint_filters)
-            force_sources: tuple[str, ...] = HINTED_SOURCES
+            # Changes made while no daemon ran come with no event: every hinted monitor
+            # is reconciled on the first tick.
+            force_sources = tuple(
+                sorted({m.source_name for m in initial.runnable if m.id in self._hint_targets})
+            )
             next_tick = 0.0
             # The store's file identity is checked on every wake (each tick, and each
             # second while reaping is on).

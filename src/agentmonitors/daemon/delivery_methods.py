@@ -13,13 +13,14 @@ from agentmonitors.clock import ms_from_iso
 from agentmonitors.daemon.server import Method, ParamSpec, RequestError, params
 from agentmonitors.delivery.events import EventQuery, page_events
 from agentmonitors.delivery.records import (
-    LIFECYCLES,
     ROLES,
     URGENCIES,
     InvalidLifecycle,
     SessionNotFound,
 )
+from agentmonitors.delivery.rendered import reserve_rendered
 from agentmonitors.delivery.service import DeliveryService
+from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER, LIFECYCLES
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -38,85 +39,6 @@ def _guarded(handler: Callable[[dict[str, Any]], Any]) -> Handler:
             raise RequestError(str(error)) from None
 
     return run
-
-
-def reserve_rendered(
-    service: DeliveryService,
-    host_session_id: str,
-    lifecycle: str,
-    *,
-    socket_path: str,
-    packer: str = "hook",
-    cap: int | None = None,
-    channel_delivery_ids: list[str] | None = None,
-) -> dict[str, Any]:
-    """Find the session, size, reserve and render in one request.
-
-    The transport-side protocol (preview, reminder preview, reserve, re-check,
-    release and retry) runs here against the service directly, so a hook pays one
-    round trip instead of five; the transport still writes the text and then
-    commits, exactly as before. Nothing is re-decided: the same sizing code runs.
-    """
-    from agentmonitors.delivery.sizing import reserve_sized
-    from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT, MAX_CHANNEL_CONTENT
-
-    session = next(
-        (item for item in service.list_sessions() if item["hostSessionId"] == host_session_id),
-        None,
-    )
-    if session is None:
-        return {"session": None}
-    session_id = str(session["id"])
-    confirmed: list[str] = []
-    if channel_delivery_ids:
-        # The prompt is a channel turn: what it shows is delivered, before sizing
-        # anything else.
-        confirmed = service.confirm_pushes(session_id, channel_delivery_ids)
-    transport = "channel" if packer == "channel" else "hook"
-    if transport == "channel" and not service.pushes.may_push(session_id):
-        return {"session": session, "reservation": None, "text": "", "held": "awaiting-proof"}
-
-    def local(method: str, request: dict[str, Any]) -> Any:
-        if method == "hook.preview":
-            return service.preview(request["sessionId"], request.get("limit"))
-        if method == "hook.previewReminder":
-            return {"reminder": service.preview_reminder(request["sessionId"])}
-        if method == "hook.reserve":
-            return service.reserve(
-                request["sessionId"],
-                request["lifecycle"],
-                request.get("maxEvents"),
-                transport=transport,
-            )
-        if method == "hook.release":
-            service.release(request["reservationId"])
-            return {"ok": True}
-        raise RequestError(f"unexpected call {method} while sizing")
-
-    limit = cap or (MAX_ADDITIONAL_CONTEXT if packer == "hook" else MAX_CHANNEL_CONTENT)
-    with service.one_instant():
-        reservation, text, more_deferred, shown = reserve_sized(
-            local, session_id, lifecycle, packer=packer, socket_path=socket_path, cap=limit
-        )
-    reply: dict[str, Any] = {
-        "session": session,
-        "reservation": reservation,
-        "text": text,
-        "moreDeferred": more_deferred,
-        "shownEventIds": list(shown),
-    }
-    if channel_delivery_ids is not None:
-        reply["confirmedDeliveryIds"] = confirmed
-    if transport == "channel" and reservation is not None:
-        from agentmonitors.delivery.render import channel_meta
-
-        delivery_id = str(reservation["reservationId"])
-        claim = reservation["claim"]
-        event_ids = {str(event["eventId"]) for event in claim.get("events") or []}
-        service.pushes.record(delivery_id, session_id, frozenset(event_ids))
-        reply["deliveryId"] = delivery_id
-        reply["meta"] = {**channel_meta(claim), "delivery_id": delivery_id}
-    return reply
 
 
 def _since_ms(value: Any) -> int | None:
@@ -160,7 +82,7 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
     def session_open(request: dict[str, Any]) -> Any:
         return service.open_session(
             request["hostSessionId"],
-            adapter=request.get("adapter") or "claude-code",
+            adapter=request.get("adapter") or CLAUDE_ADAPTER,
             agent_identity=request.get("agentIdentity"),
             hook_state_path=request.get("hookStatePath"),
             workspace_path=request.get("workspacePath"),

@@ -10,9 +10,10 @@ Shared by the blocking client (hook path) and the asyncio server; standard libra
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from types import MappingProxyType
+
+from agentmonitors.delivery.jsonline import dumps, loads
 
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
 TYPE_CHECKING = False
@@ -69,7 +70,7 @@ def encode_message(message: Mapping[str, Any]) -> bytes:
     """
     if not isinstance(message, dict):
         message = dict(message)  # json only serialises real dicts (not MappingProxyType)
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = dumps(message, allow_nan=False)
     return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
@@ -79,7 +80,7 @@ def _reject_constant(name: str) -> Any:
 
 def decode_json_line(line: bytes) -> Any:
     """Parse one line as strict JSON (UTF-8, no NaN/Infinity); raises ``ValueError``."""
-    return json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+    return loads(line.decode("utf-8"), parse_constant=_reject_constant)
 
 
 def decode_request(line: bytes) -> Request | None:

@@ -226,11 +226,6 @@ class DaemonServer:
         self._started = False
         self._closed = False
 
-    def add_method(self, name: str, method: Method) -> None:
-        if self._started:
-            raise RuntimeError("methods must be added before start()")
-        self.methods[name] = method
-
     def request_stop(self) -> None:
         """Ask :meth:`serve_forever` to return; in-flight replies still go out."""
         self.stopped.set()

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
 
 from agentmonitors.delivery import states
-from agentmonitors.delivery.collapse import apply_collapse, collapse_view, group_key, rediffs
+from agentmonitors.delivery.collapse import (
+    CollapseView,
+    GroupKey,
+    apply_collapse,
+    collapse_view,
+    group_key,
+    rediffs,
+)
 from agentmonitors.delivery.records import (
     MAX_RECAP_EVENTS,
-    REMINDER,
     DeliveryRow,
     Lifecycle,
     summarize,
@@ -22,6 +27,8 @@ from agentmonitors.delivery.records import (
     unread_counts,
 )
 from agentmonitors.delivery.sessions import stamp_recap
+from agentmonitors.delivery.vocabulary import REMINDER
+from agentmonitors.delivery.wire import DeliveryClaim, EventSummary, UnreadCounts
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,11 @@ class SessionView:
 
     _batches: dict[int | None, HighBatch | None] = field(
         default_factory=dict, compare=False, repr=False
+    )
+    # The settled high rows and their collapse, shared by every batch size asked of
+    # this view (a preview and a reservation ask for different sizes).
+    _settled: list[tuple[list[DeliveryRow], CollapseView, list[GroupKey]]] = field(
+        default_factory=list, compare=False, repr=False
     )
 
     @classmethod
@@ -87,14 +99,22 @@ class SessionView:
         return sum(1 for row in self.pending_band(urgency) if row.id in self.leased)
 
     def settled_high(self) -> list[DeliveryRow]:
-        return [row for row in self.claimable("high") if row.settled(self.now_ms)]
+        return self._settled_collapse()[0]
+
+    def _settled_collapse(self) -> tuple[list[DeliveryRow], CollapseView, list[GroupKey]]:
+        """The settled high rows, their collapse, and each row's group key."""
+        if not self._settled:
+            settled = [row for row in self.claimable("high") if row.settled(self.now_ms)]
+            keys = [group_key(row) for row in settled]
+            self._settled.append((settled, collapse_view(settled), keys))
+        return self._settled[0]
 
     def reminder_due(self, urgency: str) -> bool:
         """Coalesced-until-ack: every unread row of the band is claimable."""
         claimable = self.claimable(urgency)
         return bool(claimable) and len(claimable) == len(self.unread_band(urgency))
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> UnreadCounts:
         return unread_counts(self.unread)
 
 
@@ -107,7 +127,7 @@ class Decision:
     lifecycle: Lifecycle
     candidates: tuple[DeliveryRow, ...]
     is_recap: bool
-    claim: dict[str, Any]
+    claim: DeliveryClaim
 
 
 @dataclass(frozen=True)
@@ -116,7 +136,7 @@ class HighBatch:
     shown: list[DeliveryRow]  # one per group, oldest first
     diffs: dict[str, str]  # re-anchored deltas of collapsed survivors
 
-    def summaries(self) -> list[dict[str, Any]]:
+    def summaries(self) -> list[EventSummary]:
         return [summary_json(row, self.diffs.get(row.id)) for row in self.shown]
 
 
@@ -134,14 +154,18 @@ def high_batch(
 def _high_batch(
     conn: sqlite3.Connection, view: SessionView, max_events: int | None
 ) -> HighBatch | None:
-    settled = view.settled_high()
+    settled, collapsed, row_keys = view._settled_collapse()
     if not settled:
         return None
-    representatives = collapse_view(settled).delivered
+    representatives = collapsed.delivered
     limit = len(representatives) if max_events is None else max(1, max_events)
-    keys = {group_key(row) for row in representatives[:limit]}
-    candidates = [row for row in settled if group_key(row) in keys]
-    shown = collapse_view(candidates)
+    if limit >= len(representatives):
+        # Every group surfaces: the candidates are all settled rows, collapsed already.
+        candidates, shown = list(settled), collapsed
+    else:
+        keys = {group_key(row) for row in representatives[:limit]}
+        candidates = [row for row, key in zip(settled, row_keys, strict=True) if key in keys]
+        shown = collapse_view(candidates)
     return HighBatch(candidates, shown.delivered, rediffs(conn, view.session_id, shown))
 
 
@@ -151,13 +175,26 @@ def _claim(
     mode: str,
     urgency: str | None,
     message: str,
-    events: list[dict[str, Any]],
-) -> dict[str, Any]:
-    claim: dict[str, Any] = {"sessionId": view.session_id, "mode": mode}
-    if urgency is not None:
-        claim["urgency"] = urgency
-    claim.update(lifecycle=lifecycle, message=message, unreadCounts=view.counts(), events=events)
-    return claim
+    events: list[EventSummary],
+) -> DeliveryClaim:
+    if urgency is None:  # a recap has no urgency; key order follows the reference
+        return {
+            "sessionId": view.session_id,
+            "mode": mode,
+            "lifecycle": lifecycle,
+            "message": message,
+            "unreadCounts": view.counts(),
+            "events": events,
+        }
+    return {
+        "sessionId": view.session_id,
+        "mode": mode,
+        "urgency": urgency,
+        "lifecycle": lifecycle,
+        "message": message,
+        "unreadCounts": view.counts(),
+        "events": events,
+    }
 
 
 def _turn_interruptible(

@@ -9,6 +9,7 @@ from typing import Any
 
 from agentmonitors.delivery.records import STATE_COLUMNS, DeliveryRow
 from agentmonitors.delivery.sessions import get_session
+from agentmonitors.delivery.wire import EventRecord
 from agentmonitors.store.records import EventRow
 
 EPHEMERAL_PREFIX = "ephemeral:"
@@ -63,7 +64,7 @@ def _keep(event: EventRow, query: EventQuery) -> bool:
     )
 
 
-def list_events(conn: sqlite3.Connection, query: EventQuery) -> list[dict[str, Any]]:
+def list_events(conn: sqlite3.Connection, query: EventQuery) -> list[EventRecord]:
     """``MonitorEventRecord[]``, newest first (``created_at DESC, id DESC``).
 
     Session-scoped: that session's projections, each with its ``deliveryState`` and its
@@ -76,7 +77,7 @@ def list_events(conn: sqlite3.Connection, query: EventQuery) -> list[dict[str, A
 
 @dataclass(frozen=True)
 class EventPage:
-    records: list[dict[str, Any]]
+    records: list[EventRecord]
     total: int  # every matching event, the ones past the limit included
 
 
@@ -86,7 +87,7 @@ def page_events(conn: sqlite3.Connection, query: EventQuery, limit: int | None) 
     Rows past the limit are only counted: a backlog of thousands of events costs a
     count, not thousands of decoded records.
     """
-    records: list[dict[str, Any]] = []
+    records: list[EventRecord] = []
     total = 0
     filtered = bool(query.tags or query.scope)
     for raw in _matching_rows(conn, query):
@@ -129,7 +130,7 @@ def _matching_rows(conn: sqlite3.Connection, query: EventQuery) -> Iterator[sqli
     yield from conn.execute(sql, params)
 
 
-def _record(raw: sqlite3.Row, query: EventQuery) -> dict[str, Any] | None:
+def _record(raw: sqlite3.Row, query: EventQuery) -> EventRecord | None:
     """The record of one row, or None when a tag or scope filter leaves it out."""
     if query.session_id is None:
         event = EventRow.from_row(raw)

@@ -7,23 +7,24 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
+from agentmonitors.clock import iso_from_ms
+from agentmonitors.delivery.vocabulary import LIFECYCLES
+from agentmonitors.delivery.wire import EventSummary, SessionRecord, UnreadCounts
 from agentmonitors.store.records import EventRow, iso_from_seconds
 
+# The type of a checked lifecycle; tests hold it equal to LIFECYCLES.
 Lifecycle = Literal["turn-interruptible", "turn-idle", "post-compact"]
-LIFECYCLES: tuple[str, ...] = get_args(Lifecycle)
 Urgency = Literal["low", "normal", "high"]
 URGENCIES: tuple[str, ...] = get_args(Urgency)
 Role = Literal["lead", "subagent"]
 ROLES: tuple[str, ...] = get_args(Role)
 
-REMINDER = "Monitored changes are pending."
 HIGH_URGENCY_SETTLE_MS = 15_000
 MAX_RECAP_EVENTS = 10
 RESERVATION_TTL_MS = 30_000
 LATEST_HIGH_TITLES = 5
-CLAUDE_ADAPTER = "claude-code"
 
 
 class SessionNotFound(LookupError):
@@ -47,7 +48,7 @@ def check_lifecycle(lifecycle: str) -> Lifecycle:
     return lifecycle  # type: ignore[return-value]
 
 
-def session_json(row: sqlite3.Row) -> dict[str, Any]:
+def session_json(row: sqlite3.Row) -> SessionRecord:
     """``AgentSessionRecord``: the columns in camelCase, null optionals left out."""
     record: dict[str, Any] = {
         "id": row["id"],
@@ -68,7 +69,8 @@ def session_json(row: sqlite3.Row) -> dict[str, Any]:
         record["dormantAt"] = iso_from_seconds(row["dormant_at"])
     record["createdAt"] = iso_from_seconds(row["created_at"])
     record["updatedAt"] = iso_from_seconds(row["updated_at"])
-    return record
+    # Built key by key: the reference's key order puts optionals between required keys.
+    return cast("SessionRecord", record)
 
 
 # The state columns read next to ``e.*``, aliased so they never shadow the event's.
@@ -127,17 +129,17 @@ class DeliveryRow:
         return self.digest or event.summary or event.body or event.title
 
 
-def summary_json(row: DeliveryRow, diff_override: str | None = None) -> dict[str, Any]:
+def summary_json(row: DeliveryRow, diff_override: str | None = None) -> EventSummary:
     """``DeliveryEventSummary`` for one surfaced row."""
     event = row.event
-    record: dict[str, Any] = {
+    record: EventSummary = {
         "eventId": event.id,
         "monitorId": event.monitor_id,
         "title": event.title,
         "summary": row.recipient_summary(),
         "objectDetail": event.summary,
         "urgency": event.urgency,
-        "createdAt": iso_from_seconds(event.created_at),
+        "createdAt": iso_from_ms(int(event.created_at) * 1000),
         "body": event.body,
     }
     diff = diff_override
@@ -156,9 +158,14 @@ def summarize(rows: list[DeliveryRow]) -> str:
     )
 
 
-def unread_counts(unread: list[DeliveryRow]) -> dict[str, int]:
+def unread_counts(unread: list[DeliveryRow]) -> UnreadCounts:
     counts = dict.fromkeys(URGENCIES, 0)
     for row in unread:
         if row.urgency in counts:
             counts[row.urgency] += 1
-    return {**counts, "total": sum(counts.values())}
+    return {
+        "low": counts["low"],
+        "normal": counts["normal"],
+        "high": counts["high"],
+        "total": sum(counts.values()),
+    }

@@ -23,15 +23,23 @@ from agentmonitors.delivery.events import EventQuery, list_events
 from agentmonitors.delivery.hook_state import hook_state, write_private_json
 from agentmonitors.delivery.pushes import PushLedger
 from agentmonitors.delivery.records import (
-    CLAUDE_ADAPTER,
-    REMINDER,
     RESERVATION_TTL_MS,
     ROLES,
     Lifecycle,
     check_lifecycle,
     session_json,
 )
-from agentmonitors.delivery.reservations import Reservation, ReservationRegistry
+from agentmonitors.delivery.reservations import Reservation as Lease
+from agentmonitors.delivery.reservations import ReservationRegistry
+from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER, REMINDER
+from agentmonitors.delivery.wire import (
+    AckResult,
+    DeliveryClaim,
+    EventRecord,
+    EventSummary,
+    Reservation,
+    SessionRecord,
+)
 from agentmonitors.paths import default_hook_state_path
 from agentmonitors.store.database import Database
 
@@ -84,7 +92,7 @@ class DeliveryService:
         hook_state_path: str | None = None,
         workspace_path: str | None = None,
         role: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> SessionRecord:
         """Register or resume the ``(adapter, host session id)`` session.
 
         Omitted values take the Claude Code adapter's defaults (identity = host session
@@ -108,21 +116,27 @@ class DeliveryService:
         self.request_refresh(str(row["id"]))
         return session_json(row)
 
-    def close_session(self, session_id: str) -> dict[str, Any]:
+    def close_session(self, session_id: str) -> SessionRecord:
         """Dormant, with its ephemeral monitors reaped; ``SessionNotFound`` if unknown."""
         with self.db.write() as conn:
             row = sessions.close_session(conn, session_id, self.clock.now_ms())
         self.request_refresh(session_id)
         return session_json(row)
 
-    def get_session(self, session_id: str) -> dict[str, Any]:
+    def get_session(self, session_id: str) -> SessionRecord:
         with self.db.read() as conn:
             return session_json(sessions.get_session(conn, session_id))
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[SessionRecord]:
         """Every session, most recently updated first."""
         with self.db.read() as conn:
             return [session_json(row) for row in sessions.list_sessions(conn)]
+
+    def find_session(self, host_session_id: str) -> SessionRecord | None:
+        """The session a host knows as ``host_session_id`` (the newest, across adapters)."""
+        with self.db.read() as conn:
+            row = sessions.find_by_host(conn, host_session_id)
+        return None if row is None else session_json(row)
 
     def touch_session(self, session_id: str) -> None:
         with self.db.write() as conn:
@@ -131,7 +145,7 @@ class DeliveryService:
 
     # ------------------------------------------------------------------ events
 
-    def list_events(self, query: EventQuery) -> list[dict[str, Any]]:
+    def list_events(self, query: EventQuery) -> list[EventRecord]:
         with self.db.read() as conn:
             return list_events(conn, query)
 
@@ -139,9 +153,7 @@ class DeliveryService:
         """Acknowledge; the given ids that were never projected to this session."""
         return list(self.ack_counted(session_id, event_ids)["unknownEventIds"])
 
-    def ack_counted(
-        self, session_id: str, event_ids: Sequence[str] | None = None
-    ) -> dict[str, Any]:
+    def ack_counted(self, session_id: str, event_ids: Sequence[str] | None = None) -> AckResult:
         """Acknowledge these ids of the session, or every unread row except leased ones
         when ``event_ids`` is None. ``[]`` acknowledges nothing.
 
@@ -181,7 +193,7 @@ class DeliveryService:
 
     def claim(
         self, session_id: str, lifecycle: str, max_events: int | None = None
-    ) -> dict[str, Any] | None:
+    ) -> DeliveryClaim | None:
         """Decide and apply in one transaction; the ``DeliveryClaim`` or None."""
         checked = check_lifecycle(lifecycle)
         now = self.clock.now_ms()
@@ -201,7 +213,7 @@ class DeliveryService:
         max_events: int | None = None,
         *,
         transport: str = "hook",
-    ) -> dict[str, Any] | None:
+    ) -> Reservation | None:
         """Decide like :meth:`claim` and lease the candidates instead of claiming them.
 
         A hook reserving for a session whose channel has never been confirmed first
@@ -238,7 +250,7 @@ class DeliveryService:
         sessions.touch_session(conn, session_id, now)
         return decision
 
-    def commit(self, reservation_id: str) -> dict[str, Any] | None:
+    def commit(self, reservation_id: str) -> DeliveryClaim | None:
         """Apply a live reservation's stored plan (no re-deciding); None if unknown or expired."""
         now = self.clock.now_ms()
         with self.db.write() as conn:
@@ -248,9 +260,7 @@ class DeliveryService:
         self.request_refresh(reservation.session_id)
         return reservation.decision.claim if live else None
 
-    def _apply_if_live(
-        self, conn: Any, reservation_id: str, now: int
-    ) -> tuple[Reservation | None, bool]:
+    def _apply_if_live(self, conn: Any, reservation_id: str, now: int) -> tuple[Lease | None, bool]:
         """Remove a reservation and apply its plan if it is still live: (it, applied)."""
         reservation = self.reservations.remove(reservation_id)
         live = reservation is not None and reservation.expires_at_ms > now
@@ -341,7 +351,7 @@ class DeliveryService:
             view = SessionView.read(conn, session_id, leased, self.clock.now_ms())
         return view, session["role"] == "lead"
 
-    def preview(self, session_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+    def preview(self, session_id: str, limit: int | None = None) -> list[EventSummary]:
         """The summaries a high claim would surface now, oldest first; nothing is claimed.
 
         Uncapped by default (the reference's shape); ``limit`` keeps the first ones,

@@ -9,8 +9,7 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 
-from agentmonitors.delivery.records import CLAUDE_ADAPTER, SessionNotFound
-from agentmonitors.paths import default_hook_state_path
+from agentmonitors.delivery.records import SessionNotFound
 from agentmonitors.store.database import Database
 from agentmonitors.store.ids import new_id
 
@@ -27,27 +26,6 @@ class SessionInput:
     hook_state_path: str
     workspace_path: str | None = None
     role: str | None = None
-
-
-def claude_session_input(
-    host_session_id: str,
-    *,
-    workspace_path: str | None = None,
-    agent_identity: str | None = None,
-    role: str | None = None,
-    hook_state_path: str | None = None,
-) -> SessionInput:
-    """The Claude Code adapter's defaults for whatever the caller left out."""
-    return SessionInput(
-        adapter=CLAUDE_ADAPTER,
-        host_session_id=host_session_id,
-        agent_identity=agent_identity if agent_identity is not None else host_session_id,
-        hook_state_path=hook_state_path
-        if hook_state_path is not None
-        else default_hook_state_path(host_session_id, workspace_path),
-        workspace_path=workspace_path,
-        role=role if role is not None else "lead",
-    )
 
 
 def get_session(conn: sqlite3.Connection, session_id: str) -> sqlite3.Row:
@@ -145,6 +123,16 @@ def list_sessions(conn: sqlite3.Connection) -> list[sqlite3.Row]:
         "SELECT * FROM agent_sessions ORDER BY updated_at DESC, id DESC"
     ).fetchall()
     return rows
+
+
+def find_by_host(conn: sqlite3.Connection, host_session_id: str) -> sqlite3.Row | None:
+    """The most recently updated session of this host session id, of any adapter."""
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM agent_sessions WHERE host_session_id = ?"
+        " ORDER BY updated_at DESC, id DESC LIMIT 1",
+        (host_session_id,),
+    ).fetchone()
+    return row
 
 
 def sessions_for_workspace(conn: sqlite3.Connection, workspace: str | None) -> list[sqlite3.Row]:

@@ -10,6 +10,8 @@ nothing imported at module level.
 
 from __future__ import annotations
 
+from agentmonitors.delivery.vocabulary import REMINDER
+
 __all__ = [
     "CHANNEL_DEFERRED_MARKER",
     "DIFF_ELISION_MARKER",
@@ -49,7 +51,6 @@ MAX_CHANNEL_CONTENT = 20000
 MAX_UNTRUSTED_FIELD = 128
 """Untrusted fields in stderr lines are cut to this many code points (+ ``…``)."""
 
-REMINDER = "Monitored changes are pending."
 HOOK_PREFIX = "AgentMon: "
 HOOK_LEAD_LINE = (
     HOOK_PREFIX + "monitored changes are pending — consider handling them before continuing."

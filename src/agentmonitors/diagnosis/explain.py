@@ -49,16 +49,15 @@ from agentmonitors.monitor.model import MonitorDefinition
 from agentmonitors.monitor.parse import monitor_id_for
 from agentmonitors.runtime.human import human_wait
 from agentmonitors.runtime.notify import pending_count
-from agentmonitors.runtime.scheduling import (
-    interval_ms,
-    schedule_for,
-)
+from agentmonitors.runtime.scheduling import cadence_of, schedule_for
+from agentmonitors.sources.traits import OnCron
 from agentmonitors.store import queries
 from agentmonitors.store.records import iso_from_seconds
 
 if TYPE_CHECKING:
     from agentmonitors.runtime.tick import Runtime
     from agentmonitors.sources.base import SourceRegistry
+    from agentmonitors.sources.traits import SourceTraits
     from agentmonitors.store.database import Database
 
 
@@ -145,11 +144,11 @@ def _definition(
 # --------------------------------------------------------------------------- scheduling
 
 
-def _scheduling(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
+def _scheduling(ctx: _Context, monitor: MonitorDefinition, traits: SourceTraits) -> dict[str, Any]:
     now = ctx.now_ms
     config = monitor.source_config
     last = ctx.state.last_observation_at_ms if ctx.state is not None else None
-    schedule = schedule_for(monitor.source_name, config, last, now)
+    schedule = schedule_for(traits, config, last, now)
     details: dict[str, Any] = {
         "due": schedule.due,
         "nextPollMs": schedule.next_poll_ms,
@@ -166,9 +165,10 @@ def _scheduling(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
             details,
         )
     next_due: int | None = now if schedule.due else None
-    if monitor.source_name == "schedule":
-        cron = config.get("cron")
-        timezone = config.get("timezone", "UTC")
+    # The schedule was evaluated without error, so the source's cadence is readable.
+    how = cadence_of(traits, config)
+    if isinstance(how, OnCron):
+        cron, timezone = how.cron, how.timezone
         cadence = f"cron '{cron}' ({timezone})"
         details.update(cron=cron, timezone=timezone)
         if not schedule.due and isinstance(cron, str) and isinstance(timezone, str):
@@ -179,7 +179,7 @@ def _scheduling(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
             except ValueError:
                 next_due = None
     else:
-        every = interval_ms(monitor.source_name, config)
+        every = how.interval_ms
         cadence = _every(every)
         details["intervalMs"] = every
         if not schedule.due:
@@ -458,7 +458,7 @@ def explain_monitor(
         skipped = AWAITING_REASON if definition["status"] == "pending" else BLOCKED_REASON
         stages += [_stage(stage_id, "pending", skipped) for stage_id in STAGE_IDS[1:]]
     else:
-        stages.append(_scheduling(ctx, monitor))
+        stages.append(_scheduling(ctx, monitor, registry.traits(monitor.source_name)))
         stages.append(_observation(ctx, monitor))
         stages.append(_notify(ctx, monitor))
         stages.append(_materialization(ctx, stages[2]["status"], stages[3]["status"]))

@@ -9,6 +9,7 @@ from typing import Any
 
 from agentmonitors.clock import ms_from_iso
 from agentmonitors.delivery.records import session_json
+from agentmonitors.delivery.wire import SessionRecord
 from agentmonitors.diagnosis.explain_common import (
     SESSION_HINT,
     _Context,
@@ -65,7 +66,7 @@ _PROJECTION_JOIN = (
 
 @dataclass(frozen=True)
 class _Delivery:
-    lead_sessions: list[dict[str, Any]]
+    lead_sessions: list[SessionRecord]
     projections: list[dict[str, Any]]
     # Per session: acknowledged > suppressed > claimed > unread, each row counted once.
     counts: dict[str, dict[str, int]]

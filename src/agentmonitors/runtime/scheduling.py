@@ -1,6 +1,8 @@
 """When a monitor is due, and how long an erroring monitor waits before its next try.
 
-A ``schedule`` monitor is due in a minute its cron fires in (standard cron semantics via
+A source says how its monitors are scheduled (its ``cadence`` trait): every interval
+(the authored ``interval``, else the source's default), or on a cron. A cron monitor
+(``schedule``) is due in a minute its cron fires in (standard cron semantics via
 cronsim, read in its time zone) unless it already ran in that minute. Fire times are
 computed as real instants, so daylight-saving days behave like Debian cron: a fixed-time
 job in a skipped hour runs when the hour resumes (``30 2 * * *`` at 03:00 on the
@@ -10,14 +12,13 @@ and a wildcard-hour job runs in both passes. A missed minute is never replayed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agentmonitors.monitor.cron import cron_fires_in_minute, next_cron_fire_ms, timezone_is_valid
-from agentmonitors.monitor.durations import duration_ms
+from agentmonitors.sources.traits import DEFAULT_INTERVAL_MS, Every, OnCron, SourceTraits
 
-DEFAULT_INTERVAL_MS = 30_000
-API_POLL_INTERVAL_MS = 300_000
 # An erroring monitor is retried after 5 s, 10 s, 20 s ... up to 5 minutes.
 BACKOFF_BASE_MS = 5_000
 BACKOFF_MAX_MS = 300_000
@@ -32,32 +33,39 @@ class Schedule:
     error: str | None = None
 
 
-def interval_ms(source_name: str, config: dict[str, Any]) -> int:
-    """The authored ``interval``, else the source's default cadence."""
-    interval = config.get("interval")
-    if isinstance(interval, str):
-        return duration_ms(interval)
-    return API_POLL_INTERVAL_MS if source_name == "api-poll" else DEFAULT_INTERVAL_MS
+def cadence_of(traits: SourceTraits, config: Mapping[str, Any]) -> Every | OnCron:
+    """How the source schedules a monitor with ``config``; raises with the reason it cannot."""
+    cadence = traits.cadence(config)
+    if not isinstance(cadence, Every | OnCron):
+        raise ValueError(f"the source's cadence is {type(cadence).__name__}, not Every or OnCron")
+    if isinstance(cadence, Every) and (
+        not isinstance(cadence.interval_ms, int) or isinstance(cadence.interval_ms, bool)
+    ):
+        raise ValueError(f"the source's interval is {cadence.interval_ms!r}, not milliseconds")
+    return cadence
 
 
 def schedule_for(
-    source_name: str, config: dict[str, Any], last_observation_at_ms: int | None, now_ms: int
+    traits: SourceTraits,
+    config: Mapping[str, Any],
+    last_observation_at_ms: int | None,
+    now_ms: int,
 ) -> Schedule:
-    if source_name == "schedule":
-        return _schedule_for_cron(config, last_observation_at_ms, now_ms)
-    elapsed = now_ms - (last_observation_at_ms or 0)
+    """Whether a monitor of the source ``traits`` describe is due now, and when it is next."""
     try:
-        every = interval_ms(source_name, config)
-    except ValueError as error:
-        return Schedule(False, DEFAULT_INTERVAL_MS, str(error))
-    return Schedule(elapsed >= every, every)
+        cadence = cadence_of(traits, config)
+    except Exception as error:  # a plugin's cadence must not abort the tick
+        return Schedule(False, DEFAULT_INTERVAL_MS, str(error).strip() or type(error).__name__)
+    if isinstance(cadence, OnCron):
+        return _schedule_for_cron(cadence, last_observation_at_ms, now_ms)
+    elapsed = now_ms - (last_observation_at_ms or 0)
+    return Schedule(elapsed >= cadence.interval_ms, cadence.interval_ms)
 
 
 def _schedule_for_cron(
-    config: dict[str, Any], last_observation_at_ms: int | None, now_ms: int
+    cadence: OnCron, last_observation_at_ms: int | None, now_ms: int
 ) -> Schedule:
-    timezone = config.get("timezone", "UTC")
-    cron = config.get("cron")
+    timezone, cron = cadence.timezone, cadence.cron
     if not isinstance(timezone, str) or not timezone_is_valid(timezone):
         return Schedule(False, 60_000, f'"{timezone}" is not a valid IANA time zone name')
     if not isinstance(cron, str):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,13 +21,21 @@ from agentmonitors.clock import Clock, SystemClock, iso_from_ms, ms_from_iso
 from agentmonitors.monitor.model import MonitorDefinition, RollupNotify
 from agentmonitors.runtime.backoff import restored_failures
 from agentmonitors.runtime.materialize import EventSink, materialize
-from agentmonitors.runtime.notify import CapturedMonitor, dispatch, envelope_for, rollup
+from agentmonitors.runtime.notify import (
+    CapturedMonitor,
+    Envelope,
+    NotifyConfig,
+    dispatch,
+    envelope_for,
+    rollup,
+)
 from agentmonitors.runtime.scheduling import backoff_ms, schedule_for
 from agentmonitors.runtime.shape import passes_gate
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
 from agentmonitors.store import queries
 from agentmonitors.store.database import Database
+from agentmonitors.store.records import MonitorStateRow
 from agentmonitors.store.suppressions import sweep_suppressions
 
 log = logging.getLogger("agentmonitors.runtime")
@@ -170,14 +179,15 @@ class Runtime:
         forced_sources: set[str],
         now: int,
         result: TickResult,
-    ) -> list[tuple[MonitorDefinition, Any]]:
+    ) -> list[tuple[MonitorDefinition, MonitorStateRow | None]]:
         """The monitors to observe now (with their stored state); the rest are skipped."""
-        due: list[tuple[MonitorDefinition, Any]] = []
+        due: list[tuple[MonitorDefinition, MonitorStateRow | None]] = []
         for monitor in definitions.runnable:
             with self.db.read() as conn:
                 state = queries.load_monitor_state(conn, monitor.id, self.workspace)
             last = state.last_observation_at_ms if state else None
-            schedule = schedule_for(monitor.source_name, monitor.source_config, last, now)
+            traits = self.registry.traits(monitor.source_name)
+            schedule = schedule_for(traits, monitor.source_config, last, now)
             if schedule.error is not None:
                 self._record_error(monitor.id, monitor.source_name, schedule.error, now, result)
                 continue
@@ -210,7 +220,9 @@ class Runtime:
             due.append((monitor, state))
         return due
 
-    async def _observe(self, monitor: MonitorDefinition, state: Any, now: int) -> ObservationResult:
+    async def _observe(
+        self, monitor: MonitorDefinition, state: MonitorStateRow | None, now: int
+    ) -> ObservationResult:
         source = self.registry.get(monitor.source_name)
         observe = getattr(source, "observe", None)
         if observe is None:
@@ -233,7 +245,7 @@ class Runtime:
     def _ingest(
         self,
         monitor: MonitorDefinition,
-        state: Any,
+        state: MonitorStateRow | None,
         outcome: ObservationResult,
         now: int,
         result: TickResult,
@@ -278,10 +290,10 @@ class Runtime:
     def _materialize_all(
         self,
         monitor: MonitorDefinition,
-        emitted: list[Any],
+        emitted: list[Envelope],
         now: int,
         result: TickResult,
-        conn: Any,
+        conn: sqlite3.Connection,
     ) -> None:
         for envelope in emitted:
             conn.execute("SAVEPOINT event")
@@ -297,7 +309,11 @@ class Runtime:
             result.emitted_event_ids.append(event.id)
 
     def _release_when_not_due(
-        self, monitor: MonitorDefinition, state: Any, now: int, result: TickResult
+        self,
+        monitor: MonitorDefinition,
+        state: MonitorStateRow | None,
+        now: int,
+        result: TickResult,
     ) -> None:
         """Emit what pacing holds once its time comes, whether or not the source is due.
 
@@ -343,7 +359,12 @@ class Runtime:
     # ------------------------------------------------------------------ errors
 
     def _history(
-        self, monitor: MonitorDefinition, verdict: str, data: dict[str, Any], now: int, conn: Any
+        self,
+        monitor: MonitorDefinition,
+        verdict: str,
+        data: dict[str, Any],
+        now: int,
+        conn: sqlite3.Connection,
     ) -> None:
         queries.add_history(
             conn,
@@ -421,7 +442,7 @@ def _message(error: BaseException) -> str:
     return text or type(error).__name__
 
 
-def _settle_due_ms(notify_state: Any) -> int | None:
+def _settle_due_ms(notify_state: Mapping[str, Any]) -> int | None:
     """When a held debounce batch is due, from a monitor's notify state."""
     pending = notify_state.get("pendingDebounce") if isinstance(notify_state, dict) else None
     if not isinstance(pending, dict):
@@ -430,7 +451,9 @@ def _settle_due_ms(notify_state: Any) -> int | None:
     return 0 if due is None else due
 
 
-def _pacing_due_ms(notify: Any, notify_state: Any, now: int) -> int | None:
+def _pacing_due_ms(
+    notify: NotifyConfig | None, notify_state: Mapping[str, Any], now: int
+) -> int | None:
     """When held observations are next due out: a debounce's end, a rollup's next window."""
     if not isinstance(notify, RollupNotify):
         return _settle_due_ms(notify_state)

@@ -14,6 +14,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.monitor.fields import Duration, Timeout, fail, require_str
+from agentmonitors.sources import api_poll_traits
 from agentmonitors.sources.base import ModelSource, OpenBlock, SourceConfig
 from agentmonitors.sources.change_detection import Collection, require_json_diff
 from agentmonitors.sources.collections_diff import (
@@ -219,6 +220,12 @@ class ApiPollSource(ModelSource):
     description = "Reports when an HTTP endpoint's response body or status changes."
     stateful = True
     config_model = ApiPollConfig
+    # What it says about itself beyond observing (sources/traits.py).
+    default_interval_ms = api_poll_traits.DEFAULT_INTERVAL_MS
+    baseline_notes = api_poll_traits.BASELINE_NOTES
+    scaffold = staticmethod(api_poll_traits.scaffold)
+    baseline_summary = staticmethod(api_poll_traits.baseline_summary)
+    approval = staticmethod(api_poll_traits.approval)
 
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext

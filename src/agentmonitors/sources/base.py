@@ -18,11 +18,18 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentmonitors.monitor.cron import timezone_is_valid
 from agentmonitors.monitor.issues import Issue, issues_from_jsonschema, issues_from_pydantic
+from agentmonitors.sources.traits import SourceTraits, traits_of
 
 
 @runtime_checkable
 class Source(Protocol):
-    """The authoring-time face of an observation source."""
+    """The authoring-time face of an observation source.
+
+    A runnable source also has ``async observe(config, context) -> ObservationResult``
+    and may define any of the optional traits in ``sources/traits.py`` (cadence, file
+    hints, scaffold template, baseline summary, validate advice, approval); each has a
+    default.
+    """
 
     @property
     def name(self) -> str:
@@ -116,12 +123,11 @@ def _tidy(node: Any) -> Any:
     return tidy
 
 
-class ModelSource:
+class ModelSource(SourceTraits):
     """A source whose config is a pydantic model (every bundled source is one)."""
 
     name: ClassVar[str]
     description: ClassVar[str]
-    stateful: ClassVar[bool] = False
     config_model: ClassVar[type[SourceConfig]]
 
     @cached_property
@@ -149,11 +155,6 @@ class ModelSource:
                 issue.render("watch") for issue in issues_from_pydantic(error, dict(config))
             )
             raise ValueError(f"Invalid {self.name} config: {problems}") from None
-
-    def config_warnings(self, config: Mapping[str, Any]) -> list[str]:
-        """Advice about a valid config (never affects validity). None by default."""
-        del config
-        return []
 
 
 def validate_scope(source: Source, config: Mapping[str, Any]) -> list[Issue]:
@@ -221,14 +222,20 @@ class SourceRegistry:
 
     def __init__(self) -> None:
         self._sources: dict[str, Source] = {}
+        self._traits: dict[str, SourceTraits] = {}
 
     def register(self, source: Source) -> None:
         if source.name in self._sources:
             raise ValueError(f'Observation source "{source.name}" is already registered')
         self._sources[source.name] = source
+        self._traits[source.name] = traits_of(source)
 
     def get(self, name: str) -> Source | None:
         return self._sources.get(name)
+
+    def traits(self, name: str) -> SourceTraits:
+        """The named source's traits, defaults filled in (all defaults for an unknown name)."""
+        return self._traits.get(name) or traits_of(None)
 
     def has(self, name: str) -> bool:
         return name in self._sources

@@ -1,4 +1,4 @@
-"""Keyed collections (spec 04 §6): a JSON array diffed item by item, shared by sources.
+"""Keyed collections: a JSON array diffed item by item, shared by sources.
 
 A ``change-detection.collection`` block (``path``, ``key``, ``ignore-paths``) turns a
 parsed JSON document into a set of keyed items, so a change produces one observation

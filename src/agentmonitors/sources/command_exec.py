@@ -1,6 +1,6 @@
 """Running one command-poll command: argv only, bounded capture, process-group kill.
 
-Spec 04 §5.1. The command is spawned directly (never through a shell) with stdin
+The command is spawned directly (never through a shell) with stdin
 closed, stdout/stderr piped and the child leading its own session, so its process
 group holds every descendant that did not leave it. Both pipes are drained to EOF;
 the caps only bound what is *kept* (the head of stdout, the tail of stderr), never

@@ -1,6 +1,6 @@
 """command-poll: a command's output or exit code, run without a shell.
 
-Spec 04 §5. Each ``observe`` runs the command once (see :mod:`command_exec`) and
+Each ``observe`` runs the command once (see :mod:`command_exec`) and
 compares the result with the last *successful* one kept in ``next_state``. A run that
 cannot start, times out or dies of a foreign signal is a health signal, not an error:
 the stored result is kept, ``health`` turns ``failing`` and ``Command failing: <key>``
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     Field,
@@ -44,7 +44,9 @@ from agentmonitors.sources.command_exec import (
     run_command,
 )
 from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult
+from agentmonitors.sources.reach import command_approval
 from agentmonitors.sources.redact import redact_text
+from agentmonitors.sources.traits import Approval, Scaffold, ScaffoldSeed, quoted_list
 
 SCAFFOLD_DEFAULT_COMMAND = ("git", "ls-remote", "origin", "refs/heads/main")
 ARGV_MESSAGE = 'must be a non-empty array of strings (argv form, e.g. ["git", "status"]).'
@@ -128,6 +130,48 @@ class CommandPollSource(ModelSource):
     description = "Runs a command on an interval and reports when its output or exit code changes."
     stateful = True
     config_model = CommandPollConfig
+    scaffold_seeds: ClassVar[Mapping[str, str]] = {"command": "command"}
+
+    def scaffold(self, seed: ScaffoldSeed) -> Scaffold:
+        argv = list(seed.command) if seed.command else list(SCAFFOLD_DEFAULT_COMMAND)
+        explain = (
+            "  # An argv list, run directly without a shell. This example asks the remote for\n"
+            "  # the current tip of main, so it sees pushes without a prior fetch.\n"
+            if not seed.command
+            else "  # An argv list, run directly without a shell.\n"
+        )
+        return Scaffold(
+            watch=(
+                f"{explain}  # For pipes or globbing, run a shell yourself:"
+                " ['sh', '-c', 'a | b'].\n"
+                f"  command:\n{quoted_list(argv)}\n"
+                "  interval: 5m\n"
+                "  change-detection:\n"
+                "    # text-diff compares stdout, json-diff compares it as JSON, exit-code\n"
+                "    # compares only the exit status.\n"
+                "    strategy: text-diff\n"
+            ),
+            body=(
+                "The command's output changed. Review what is new and decide whether it affects\n"
+                "this workspace.\n"
+            ),
+        )
+
+    def baseline_summary(self, state: Any) -> str | None:
+        """``  Exit code <n> (<bytes> bytes of output)``, so a command that fails shows."""
+        if not isinstance(state, dict) or state.get("health") != "ok":
+            return None
+        code = state.get("exitCode")
+        stdout = state.get("stdout")
+        if not isinstance(code, int) or isinstance(code, bool) or not isinstance(stdout, str):
+            return None
+        size = len(stdout.encode("utf-8"))
+        note = " (output truncated)" if state.get("truncated") is True else ""
+        return f"  Exit code {code} ({size} bytes of output){note}"
+
+    def approval(self, config: Mapping[str, Any], workspace: str) -> Approval:
+        del workspace
+        return command_approval(config)
 
     def config_warnings(self, config: Mapping[str, Any]) -> list[str]:
         if tuple(config.get("command") or ()) == SCAFFOLD_DEFAULT_COMMAND:
@@ -258,7 +302,7 @@ class CommandPollSource(ModelSource):
 
 
 def resolve_cwd(cwd: str | None, workspace_path: str | None) -> str | None:
-    """The child's working folder (spec 04 §5 ``cwd``); None means the daemon's own."""
+    """The child's working folder (``cwd``); None means the daemon's own."""
     if cwd is None or cwd == "":
         return workspace_path or None
     if os.path.isabs(cwd) or not workspace_path:

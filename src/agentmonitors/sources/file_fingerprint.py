@@ -1,14 +1,16 @@
 """file-fingerprint: content hashes of the files matching a set of globs.
 
-Each ``observe`` is a full reconcile (spec 04 §3): expand the globs, fingerprint every
-matched file, and compare with the fingerprints stored in the previous state. An
-in-memory cache per ``(monitor, path)`` remembers ``(size, mtime_ns, inode, sha256)`` so
-an unchanged file is not read again; a file whose mtime is within
-:data:`RACY_WINDOW_NS` of the wall clock (or was when it was hashed) is always re-read,
-as a write in the same timestamp tick could otherwise go unnoticed. (The wall clock, not
-``context.now_ms``: mtimes are wall-clock facts.) The accepted trade-off:
-rewriting a file in place with same-size content and then restoring its old mtime
-defeats the cache until the file changes again (the same trade-off git makes).
+Each ``observe`` is a full reconcile (docs/architecture.md, "The life of one event"):
+expand the globs, fingerprint every matched file, and compare with the fingerprints
+stored in the previous state. The state also keeps each settled file's ``(size,
+mtime_ns, ctime_ns, inode)`` under ``stats``, so an unchanged file is not read again, in
+the daemon or in a fresh ``daemon once`` process alike (a state without ``stats``, as
+older versions stored, just means every file is read once). A file is "settled" when it
+was hashed at least :data:`RACY_WINDOW_NS` after its last mtime and ctime: a write in
+the same timestamp tick as the hash could otherwise leave all four values unchanged. The
+ctime is what catches a rewrite whose old mtime was restored (``touch -r``, ``rsync
+-t``, an archive extraction): restoring the mtime moves the ctime, as git's index relies
+on. (The wall clock, not ``context.now_ms``: mtimes and ctimes are wall-clock facts.)
 
 Files are hashed in chunks, so memory does not grow with a file's size; a changed
 file's text (its snapshot, from which diffs are made) is kept only up to
@@ -19,15 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import threading
+import os
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import Field
 
 from agentmonitors.monitor.fields import Duration, GlobPatterns, OptionalGlobPatterns
+from agentmonitors.sources import file_fingerprint_traits, reach
 from agentmonitors.sources.base import ModelSource, SourceConfig
 from agentmonitors.sources.file_globs import (
     Confinement,
@@ -84,14 +86,27 @@ class FileFingerprintConfig(SourceConfig):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _CachedHash:
-    size: int
-    mtime_ns: int
-    inode: int
-    sha: str
-    # Hashed at least RACY_WINDOW_NS after the mtime it saw, so reusable.
-    settled: bool
+def _stat_key(info: os.stat_result) -> list[int]:
+    """What must be unchanged for a stored hash to be reused (stored as a JSON list)."""
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
+def _unchanged(key: Any, info: os.stat_result) -> bool:
+    """Whether a stored stat key still describes the file (field by field: this runs
+    for every matched file, so no list is built to compare)."""
+    return (
+        isinstance(key, list)
+        and len(key) == 4
+        and key[0] == info.st_size
+        and key[1] == info.st_mtime_ns
+        and key[2] == info.st_ctime_ns
+        and key[3] == info.st_ino
+    )
+
+
+def _settled(info: os.stat_result, at_ns: int) -> bool:
+    """Whether the file's last write is far enough before ``at_ns`` to trust its stat."""
+    return at_ns - max(info.st_mtime_ns, info.st_ctime_ns) >= RACY_WINDOW_NS
 
 
 class FileFingerprintSource(ModelSource):
@@ -99,15 +114,18 @@ class FileFingerprintSource(ModelSource):
     description = "Reports files matching globs that are created, changed or deleted."
     stateful = True
     config_model = FileFingerprintConfig
+    # What it says about itself beyond observing (sources/traits.py).
+    baseline_notes = file_fingerprint_traits.BASELINE_NOTES
+    scaffold_seeds = file_fingerprint_traits.SCAFFOLD_SEEDS
+    scaffold = staticmethod(file_fingerprint_traits.scaffold)
+    file_hints = staticmethod(file_fingerprint_traits.file_hints)
+    approval = staticmethod(reach.glob_approval)
+    outside_paths = staticmethod(reach.glob_outside_paths)
 
-    def __init__(self) -> None:
-        self._hashes: dict[str, dict[str, _CachedHash]] = {}
-        self._lock = threading.Lock()
-
-    def forget(self, monitor_id: str) -> None:
-        """Drop the hash cache of a monitor that was removed."""
-        with self._lock:
-            self._hashes.pop(monitor_id, None)
+    def __init__(self, wall_clock_ns: Callable[[], int] = time.time_ns) -> None:
+        # The wall clock that judges whether a file's stat is settled (injectable so a
+        # test need not wait out the racy window).
+        self._wall_clock_ns = wall_clock_ns
 
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
@@ -129,43 +147,26 @@ class FileFingerprintSource(ModelSource):
         )
         files, skipped = confined_files(globs, compile_patterns(config.ignore, base), confinement)
         previous = _previous_fingerprints(context.previous_state)
-        with self._lock:
-            cache = self._hashes.get(context.monitor_id, {})
-        fresh: dict[str, _CachedHash] = {}
+        stored = _previous_stats(context.previous_state) if previous is not None else {}
         fingerprints: dict[str, str] = {}
+        stats: dict[str, Any] = {}
         contents: dict[str, bytes | None] = {}
-        now_ns = time.time_ns()
         for path, info in files.items():
-            cached = cache.get(path)
-            if (
-                cached is not None
-                and cached.settled
-                and cached.size == info.st_size
-                and cached.mtime_ns == info.st_mtime_ns
-                and cached.inode == info.st_ino
-                and now_ns - info.st_mtime_ns >= RACY_WINDOW_NS
-                # A hash the stored state disagrees with is re-read: its text is
-                # needed, and that read is the authority.
-                and (previous is None or previous.get(path) == cached.sha)
-            ):
-                fresh[path] = cached
-                fingerprints[path] = cached.sha
+            known = previous.get(path) if previous is not None else None
+            key = stored.get(path)
+            if known is not None and _unchanged(key, info):
+                # Settled when stored, unchanged since: the stored hash stands.
+                fingerprints[path] = known
+                stats[path] = key
                 continue
-            started_ns = time.time_ns()
+            started_ns = self._wall_clock_ns()
             # The text is only needed for a change against a known baseline.
             sha, data = _digest(path, keep_text=previous is not None)
-            fresh[path] = _CachedHash(
-                info.st_size,
-                info.st_mtime_ns,
-                info.st_ino,
-                sha,
-                settled=started_ns - info.st_mtime_ns >= RACY_WINDOW_NS,
-            )
             fingerprints[path] = sha
-            if previous is not None and previous.get(path) != sha:
+            if _settled(info, started_ns):
+                stats[path] = _stat_key(info)
+            if previous is not None and known != sha:
                 contents[path] = data
-        with self._lock:
-            self._hashes[context.monitor_id] = fresh
 
         observations: list[Observation] = []
         if previous is not None:
@@ -175,7 +176,7 @@ class FileFingerprintSource(ModelSource):
                     observations.append(observation)
         return ObservationResult(
             observations=observations,
-            next_state={"fingerprints": fingerprints},
+            next_state={"fingerprints": fingerprints, "stats": stats},
             outcome="no-files-matched" if not files and not observations else None,
             warnings=[link.describe() for link in skipped],
         )
@@ -245,6 +246,12 @@ def _previous_fingerprints(state: Any) -> dict[str, Any] | None:
     if not isinstance(fingerprints, Mapping):
         return None
     return {str(path): value for path, value in fingerprints.items()}
+
+
+def _previous_stats(state: Any) -> Mapping[str, Any]:
+    """The stored stat keys (path -> [size, mtime_ns, ctime_ns, inode]), or {}."""
+    stats = state.get("stats") if isinstance(state, Mapping) else None
+    return stats if isinstance(stats, Mapping) else {}
 
 
 def _digest(path: str, *, keep_text: bool) -> tuple[str, bytes | None]:

@@ -37,7 +37,7 @@ Segment = tuple[int, "str | re.Pattern[str] | None"]
 
 
 def resolve_base(cwd: str | None, workspace_path: str | None) -> str:
-    """The folder relative globs resolve against (spec 04 §3 ``cwd``)."""
+    """The folder relative globs resolve against (the config's ``cwd``)."""
     if cwd is not None and os.path.isabs(cwd):
         return os.path.normpath(cwd)
     root = workspace_path if workspace_path else os.getcwd()
@@ -252,17 +252,31 @@ def expand(
     a ``confinement``, a symlinked folder that leads outside it is never listed: it
     goes to ``skipped`` instead.
     """
+    return list(_expand_marked(patterns, confinement, skipped))
+
+
+def _expand_marked(
+    patterns: Sequence[GlobPattern],
+    confinement: Confinement | None,
+    skipped: dict[str, SkippedLink] | None,
+) -> dict[str, bool]:
+    """Like :func:`expand`, each path mapped to whether a symlink may lie on it.
+
+    False only when the walk saw every component (the pattern's root resolved as
+    itself, then folders and the file as listed, none a symlink): such a path is its
+    own resolution, so confinement needs no further ``lstat`` or ``realpath`` for it.
+    """
     lister = _Lister()
-    found: dict[str, None] = {}
+    found: dict[str, bool] = {}
     fence = None if confinement is None else _Fence(confinement, skipped)
     for pattern in patterns:
         if pattern.needs_normalising:
-            local: dict[str, None] = {}
-            _walk(pattern, lister, local, fence)
-            found.update(dict.fromkeys(os.path.normpath(path) for path in local))
+            local: dict[str, bool] = {}
+            _Walk(pattern, lister, local, fence).run()
+            found.update(dict.fromkeys((os.path.normpath(path) for path in local), True))
         else:
-            _walk(pattern, lister, found, fence)
-    return list(found)
+            _Walk(pattern, lister, found, fence).run()
+    return found
 
 
 class _Fence:
@@ -280,66 +294,96 @@ class _Fence:
         return True
 
 
-def _walk(
-    pattern: GlobPattern, lister: _Lister, found: dict[str, None], fence: _Fence | None
-) -> None:
-    segments = pattern.segments
-    if not segments:
-        found[pattern.root] = None
-        return
-    # The literal prefix may itself run through a symlink out of the workspace.
-    if fence is not None and fence.blocks(pattern.root):
-        return
-    last = len(segments) - 1
-    seen: set[tuple[str, int]] = set()
-    stack = [(pattern.root, 0)]
-    while stack:
-        state = stack.pop()
-        if state in seen:
-            continue
-        seen.add(state)
-        folder, j = state
-        prefix = folder if folder.endswith("/") else folder + "/"
-        kind, value = segments[j]
-        if kind == _GLOBSTAR:
-            if j == last:
-                for name, (is_dir, is_link) in lister.entries(folder).items():
-                    if name.startswith("."):
-                        continue
-                    if not is_dir:
-                        found[prefix + name] = None
-                    elif not is_link:
-                        stack.append((prefix + name, j))
+class _Walk:
+    """One pattern's expansion: a stack of (folder, segment index, via a symlink)."""
+
+    def __init__(
+        self,
+        pattern: GlobPattern,
+        lister: _Lister,
+        found: dict[str, bool],
+        fence: _Fence | None,
+    ) -> None:
+        self.segments = pattern.segments
+        self.root = pattern.root
+        self.last = len(pattern.segments) - 1
+        self.lister = lister
+        self.found = found
+        self.fence = fence
+        self.stack: list[tuple[str, int, bool]] = []
+
+    def run(self) -> None:
+        if not self.segments:
+            self._add(self.root, True)  # never listed: its kind is unknown
+            return
+        root_linked = os.path.realpath(self.root) != self.root
+        # The literal prefix may itself run through a symlink out of the workspace.
+        if root_linked and self.fence is not None and self.fence.blocks(self.root):
+            return
+        seen: set[tuple[str, int]] = set()
+        self.stack.append((self.root, 0, root_linked))
+        while self.stack:
+            folder, j, linked = self.stack.pop()
+            if (folder, j) in seen:
                 continue
-            stack.append((folder, j + 1))
-            for name, (is_dir, is_link) in lister.entries(folder).items():
-                if is_dir and not name.startswith("."):
-                    if is_link and fence is not None and fence.blocks(prefix + name):
-                        continue
-                    # A symlinked folder is not crawled; its contents may still
-                    # match the segments after the ``**``.
-                    stack.append((prefix + name, j + 1 if is_link else j))
-            continue
-        if kind == _LITERAL:
-            assert isinstance(value, str)
-            if j != last:
-                stack.append((prefix + value, j + 1))
-            elif value not in (".", ".."):
-                kinds = lister.entries(folder).get(value)
-                if kinds is not None and not kinds[0]:
-                    found[prefix + value] = None
-            continue
-        assert isinstance(value, re.Pattern)
-        match = value.match
-        for name, (is_dir, is_link) in lister.entries(folder).items():
-            if match(name):
-                if j != last:
-                    if is_dir and not (
-                        is_link and fence is not None and fence.blocks(prefix + name)
-                    ):
-                        stack.append((prefix + name, j + 1))
-                elif not is_dir:
-                    found[prefix + name] = None
+            seen.add((folder, j))
+            prefix = folder if folder.endswith("/") else folder + "/"
+            kind, value = self.segments[j]
+            if kind == _GLOBSTAR:
+                self._globstar(folder, prefix, j, linked)
+            elif kind == _LITERAL:
+                assert isinstance(value, str)
+                self._literal(folder, prefix, j, linked, value)
+            else:
+                assert isinstance(value, re.Pattern)
+                self._magic(folder, prefix, j, linked, value)
+
+    def _add(self, path: str, linked: bool) -> None:
+        # A path reached both ways keeps the cautious mark.
+        self.found[path] = linked or self.found.get(path, False)
+
+    def _blocked(self, path: str, is_link: bool) -> bool:
+        return is_link and self.fence is not None and self.fence.blocks(path)
+
+    def _globstar(self, folder: str, prefix: str, j: int, linked: bool) -> None:
+        entries = self.lister.entries(folder)
+        if j == self.last:
+            for name, (is_dir, is_link) in entries.items():
+                if name.startswith("."):
+                    continue
+                if not is_dir:
+                    self._add(prefix + name, linked or is_link)
+                elif not is_link:
+                    self.stack.append((prefix + name, j, linked))
+            return
+        self.stack.append((folder, j + 1, linked))
+        for name, (is_dir, is_link) in entries.items():
+            if is_dir and not name.startswith(".") and not self._blocked(prefix + name, is_link):
+                # A symlinked folder is not crawled; its contents may still match the
+                # segments after the ``**``.
+                self.stack.append((prefix + name, j + 1 if is_link else j, linked or is_link))
+
+    def _literal(self, folder: str, prefix: str, j: int, linked: bool, name: str) -> None:
+        if j != self.last:
+            # Not listed, so its kind is unknown: whatever lies below may be linked.
+            self.stack.append((prefix + name, j + 1, True))
+        elif name not in (".", ".."):
+            kinds = self.lister.entries(folder).get(name)
+            if kinds is not None and not kinds[0]:
+                self._add(prefix + name, linked or kinds[1])
+
+    def _magic(
+        self, folder: str, prefix: str, j: int, linked: bool, pattern: re.Pattern[str]
+    ) -> None:
+        match = pattern.match
+        for name, (is_dir, is_link) in self.lister.entries(folder).items():
+            if not match(name):
+                continue
+            if j == self.last:
+                if not is_dir:
+                    self._add(prefix + name, linked or is_link)
+            elif is_dir and not self._blocked(prefix + name, is_link):
+                self.stack.append((prefix + name, j + 1, linked or is_link))
 
 
 def outside_roots(globs: Sequence[GlobPattern], workspace: str) -> list[str]:
@@ -378,18 +422,19 @@ def confined_files(
 
     Symlinks are followed, except (with a ``confinement``) one whose target resolves
     outside it: that path is returned among the skipped links and its target is never
-    examined. Folders (spec 04 §3 step 2), dangling symlinks, vanished entries and
+    examined. Folders, dangling symlinks, vanished entries and
     non-regular files (FIFOs, sockets, devices: reading could block) are dropped. Any
     other ``stat`` failure raises OSError naming the path: a matched file that cannot be
     examined is never guessed absent.
     """
     files: dict[str, os.stat_result] = {}
     skipped: dict[str, SkippedLink] = {}
-    for path in sorted(expand(globs, confinement, skipped)):
+    marked = _expand_marked(globs, confinement, skipped)
+    for path in sorted(marked):
         if ignore and any(pattern.matches(path) for pattern in ignore):
             continue
         try:
-            if confinement is not None:
+            if confinement is not None and marked[path]:
                 link = stat.S_ISLNK(os.lstat(path).st_mode)
                 real = confinement.resolve(path, link)
                 if real != path and not confinement.allows(real):

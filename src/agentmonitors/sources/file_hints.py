@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agentmonitors.sources.file_globs import GlobPattern, compile_patterns, resolve_base
+from agentmonitors.sources.traits import FileHints
 
 NO_EVENTS_ENV = "AGENTMONITORS_NO_FILE_EVENTS"
 DEBOUNCE_MS = 50
@@ -298,3 +299,8 @@ class FileHintWatcher:
             self._on_hint(hinted)
         except Exception:
             logger.exception("file hint callback failed")
+
+
+def glob_file_hints(config: Mapping[str, Any], workspace: str) -> FileHints:
+    """The file-hints trait of a glob source: its globs' folders, filtered by its globs."""
+    return FileHints(watch_roots(config, workspace), hint_filter(config, workspace))

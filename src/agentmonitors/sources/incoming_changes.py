@@ -4,7 +4,7 @@ Each ``observe`` resolves ``branch`` (default ``HEAD``) in the repository at ``c
 (default: the workspace root) and compares it with the commit stored in the state
 (``{"ref": <sha>}``, plus ``"head"`` when tracking ``HEAD``). Any advance — pull,
 merge, fast-forward, local commit — that touches ``paths`` yields one observation per
-changed file (spec 04 §8); the remote is never contacted. The cases around it:
+changed file; the remote is never contacted. The cases around it:
 
 - no stored commit: baseline, nothing reported;
 - ``branch`` does not resolve (not created yet, deleted, unborn ``HEAD``): nothing
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, PlainValidator, WithJsonSchema
 
@@ -43,6 +43,8 @@ from agentmonitors.sources.observation import (
     ObservationContext,
     ObservationResult,
 )
+from agentmonitors.sources.reach import repository_approval
+from agentmonitors.sources.traits import Approval, Scaffold, ScaffoldSeed, quoted_list
 
 # How many ``git cat-file`` reads of changed files run at once.
 _SNAPSHOT_READS = 8
@@ -94,6 +96,26 @@ class IncomingChangesSource(ModelSource):
     description = "Reports files under pathspecs that changed when a git branch moved."
     stateful = True
     config_model = IncomingChangesConfig
+    scaffold_seeds: ClassVar[Mapping[str, str]] = {"glob": "paths"}
+
+    def scaffold(self, seed: ScaffoldSeed) -> Scaffold:
+        paths = list(seed.patterns) if seed.patterns else ["docs/specs/**"]
+        return Scaffold(
+            watch=(
+                "  # Git pathspecs: report files under these that change whenever the branch\n"
+                "  # moves (a pull, a merge, a rebase or a local commit).\n"
+                f"  paths:\n{quoted_list(paths)}\n"
+                "  # The branch to follow; by default HEAD, whatever is checked out.\n"
+                "  # branch: main\n"
+            ),
+            body=(
+                "Files under the watched paths changed in the latest update of the branch.\n"
+                "Summarise what changed and whether it affects the current work.\n"
+            ),
+        )
+
+    def approval(self, config: Mapping[str, Any], workspace: str) -> Approval | None:
+        return repository_approval(config, workspace)
 
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext

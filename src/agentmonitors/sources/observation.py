@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 ChangeKind = Literal["created", "modified", "deleted", "descoped"]
 Salience = Literal["low", "normal", "high"]
@@ -103,15 +103,3 @@ class ObservationContext:
     # whose target lies under one may be followed out of the workspace. The approval
     # ledger fills this; empty means only the workspace itself.
     approved_outside_paths: frozenset[str] = frozenset()
-
-
-@runtime_checkable
-class ObservingSource(Protocol):
-    """A source that can observe (every runnable source)."""
-
-    @property
-    def name(self) -> str: ...
-
-    async def observe(
-        self, config: Mapping[str, Any], context: ObservationContext
-    ) -> ObservationResult: ...

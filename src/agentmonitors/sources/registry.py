@@ -24,6 +24,7 @@ from agentmonitors.sources.command_poll import CommandPollSource
 from agentmonitors.sources.file_fingerprint import FileFingerprintSource
 from agentmonitors.sources.incoming_changes import IncomingChangesSource
 from agentmonitors.sources.schedule import ScheduleSource
+from agentmonitors.sources.traits import traits_problem
 
 log = logging.getLogger("agentmonitors.sources")
 
@@ -112,7 +113,7 @@ def source_problem(source: Any) -> str | None:
         Draft7Validator.check_schema(dict(schema))
     except SchemaError as error:
         return f'source "{name}" has an invalid scope_schema: {error.message}'
-    return None
+    return traits_problem(source)
 
 
 def register_plugins(

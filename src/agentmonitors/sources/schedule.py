@@ -18,6 +18,7 @@ from agentmonitors.monitor.cron import timezone_is_valid
 from agentmonitors.monitor.fields import CronExpression, fail, require_str
 from agentmonitors.sources.base import ModelSource, SourceConfig
 from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult
+from agentmonitors.sources.traits import Cadence, OnCron, Scaffold, ScaffoldSeed
 
 
 def _scope_timezone(value: Any) -> str:
@@ -52,6 +53,25 @@ class ScheduleSource(ModelSource):
     stateful = False
     config_model = ScheduleConfig
 
+    def cadence(self, config: Mapping[str, Any]) -> Cadence:
+        """Its cron decides; an authored ``interval`` is ignored (``config_warnings`` says so)."""
+        return OnCron(config.get("cron"), config.get("timezone", "UTC"))
+
+    def scaffold(self, seed: ScaffoldSeed) -> Scaffold:
+        del seed
+        return Scaffold(
+            watch=(
+                "  # minute hour day-of-month month day-of-week: weekdays at 09:00.\n"
+                "  cron: '0 9 * * 1-5'\n"
+                "  timezone: UTC\n"
+                "  # label: Morning check-in\n"
+            ),
+            body=(
+                "It is time for the scheduled check. Review the state of the work and report\n"
+                "anything that needs attention.\n"
+            ),
+        )
+
     def config_warnings(self, config: Mapping[str, Any]) -> list[str]:
         if "interval" in config:
             return [
@@ -70,7 +90,7 @@ class ScheduleSource(ModelSource):
 
 
 def trigger_observation(config: ScheduleConfig, now_ms: int) -> Observation:
-    """The observation of one trigger (spec 04 §7): raw facts, ``now`` only in the snapshot."""
+    """The observation of one trigger: raw facts, ``now`` only in the snapshot."""
     cron, timezone = config.cron, config.timezone
     title = config.label if config.label else f"Scheduled trigger: {cron}"
     return Observation(

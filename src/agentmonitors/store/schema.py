@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _TABLES = (
     """CREATE TABLE IF NOT EXISTS inbox_items (
@@ -207,6 +207,20 @@ def _version_1(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _version_2(conn: sqlite3.Connection) -> None:
+    """An index over unacknowledged projections only.
+
+    Every hook reads a session's unread rows; with the key index alone that read
+    walked every projection the session ever had, so a long-lived session with a
+    large acknowledged history slowed each prompt. A partial index grows with what
+    is unread, not with history.
+    """
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS idx_session_event_state_unread"
+        " ON session_event_state (session_id) WHERE acknowledged_at IS NULL"
+    )
+
+
 def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
     """Bring the schema to ``SCHEMA_VERSION``; the caller holds a write transaction."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -222,4 +236,6 @@ def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
     _reference_schema(conn, new_id)
     if version < 1:
         _version_1(conn)
+    if version < 2:
+        _version_2(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -16,12 +16,12 @@ SDK does not know is answered that way here, whatever the SDK version would say.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -32,10 +32,14 @@ from mcp.shared.message import SessionMessage
 from mcp.shared.session import RequestResponder
 
 from agentmonitors import __version__
+from agentmonitors.transports.channel_options import ChannelOptions
+from agentmonitors.transports.claude_code import ADAPTER, CHANNEL_CAPABILITY, CHANNEL_NOTIFICATION
+from agentmonitors.transports.handoff import COMMITTED, LAPSED, hand_off
+
+if TYPE_CHECKING:
+    from agentmonitors.delivery.wire import RenderedReply
 
 SERVER_NAME = "agentmonitors"
-CHANNEL_NOTIFICATION = "notifications/claude/channel"
-DEFAULT_POLL_MS = 3_000
 ACK_TOOL = "agentmon_ack"
 # How long requests in flight when stdin closes may take to be answered.
 DRAIN_S = 10.0
@@ -89,63 +93,6 @@ def _known_request_methods() -> frozenset[str]:
 KNOWN_REQUEST_METHODS = _known_request_methods()
 
 
-@dataclass(frozen=True)
-class ChannelOptions:
-    workspace: str
-    enabled: bool
-    socket_path: str
-    host_session_id: str | None
-    poll_ms: int = DEFAULT_POLL_MS
-
-
-def resolve_options(
-    *,
-    socket: str | None,
-    poll_ms: str | int | None,
-    host_session_id: str | None,
-    workspace: str | None,
-) -> ChannelOptions:
-    """Flags, then the environment Claude Code gives an MCP server (spec 06 §8).
-
-    The project is found like the hooks find it: walking up from ``--workspace`` (else
-    the current directory) to the nearest enabled project, one where this session is
-    already registered winning, and from ``$CLAUDE_PROJECT_DIR`` when the start lies
-    outside every enabled project (an explicit ``--workspace`` has no fallback). The
-    socket is ``--socket``, else the enabled project's, else ``$AGENTMONITORS_SOCKET``,
-    else the global default: the environment comes last so a stale value cannot cross
-    workspaces. ``poll_ms`` is checked by the command line; a bad value here means
-    the default.
-    """
-    from agentmonitors.paths import SOCKET_ENV, _global_socket_path, fit_socket_path, session_marker
-    from agentmonitors.workspace import logical_cwd, resolve_enabled_project, workspace_data_dir
-
-    session = host_session_id or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
-    marker = session_marker(session) if session else None
-    env: dict[str, str] = dict(os.environ)
-    if workspace:
-        env.pop("CLAUDE_PROJECT_DIR", None)
-    root, state = resolve_enabled_project(workspace or logical_cwd(), marker, env)
-    if socket:
-        candidate = socket
-    elif state.enabled:
-        candidate = state.socket or os.path.join(workspace_data_dir(root), "agentmonitors.sock")
-    else:
-        candidate = os.environ.get(SOCKET_ENV) or _global_socket_path()
-    try:
-        every = int(poll_ms) if poll_ms is not None else DEFAULT_POLL_MS
-    except ValueError:
-        every = DEFAULT_POLL_MS
-    if every <= 0:
-        every = DEFAULT_POLL_MS
-    return ChannelOptions(
-        workspace=root,
-        enabled=state.enabled,
-        socket_path=fit_socket_path(candidate, explicit=bool(socket)),
-        host_session_id=session,
-        poll_ms=every,
-    )
-
-
 def _text_result(text: str, *, error: bool = False) -> types.ServerResult:
     return types.ServerResult(
         types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=error)
@@ -196,7 +143,7 @@ class ChannelServer:
         session = self.ipc(
             "session.open",
             {
-                "adapter": "claude-code",
+                "adapter": ADAPTER,
                 "hostSessionId": self.options.host_session_id,
                 "workspacePath": self.options.workspace,
             },
@@ -207,7 +154,7 @@ class ChannelServer:
     def _heartbeat(self, *, delivered: bool = False) -> None:
         if self._shutting_down:
             return  # a late write must not recreate the record removed on exit
-        from agentmonitors.transports.heartbeat import CHANNEL_TTL_MS, write_heartbeat
+        from agentmonitors.delivery.heartbeats import CHANNEL_TTL_MS, write_heartbeat
 
         write_heartbeat(
             "channel",
@@ -242,40 +189,48 @@ class ChannelServer:
             self._session_id = None  # re-bind next time: the daemon may have restarted
             self.debug(f"poll failed: {error}")
             return False
-        reservation = reply.get("reservation") if isinstance(reply, dict) else None
-        if not isinstance(reservation, dict):
-            if isinstance(reply, dict) and reply.get("held"):
-                self.debug(f"held: {reply['held']}")
+        if isinstance(reply, dict) and reply.get("reservation") is None and reply.get("held"):
+            self.debug(f"held: {reply['held']}")
+
+        def write(content: str) -> bool:
+            pushed: bool = anyio.from_thread.run(self._push, content, reply)
+            return pushed
+
+        outcome = await anyio.to_thread.run_sync(
+            functools.partial(hand_off, self.ipc, reply, write, commit=self._sent)
+        )
+        if outcome not in (COMMITTED, LAPSED):
             return False
-        delivery_id = str(reply.get("deliveryId") or reservation["reservationId"])
-        content = reply.get("text") or ""
-        meta = reply.get("meta") or {}
-        if not content:
-            await self._release(delivery_id)
+        await anyio.to_thread.run_sync(lambda: self._heartbeat(delivered=True))
+        return True
+
+    async def _push(self, content: str, reply: RenderedReply) -> bool:
+        """Send one rendered delivery to the host; False when it could not be sent."""
+        session = self._session
+        reservation = reply.get("reservation")
+        if session is None or reservation is None:
             return False
+        delivery_id = reply.get("deliveryId") or reservation["reservationId"]
+        params = {"content": content, "meta": reply.get("meta") or {}}
         try:
             await session.send_notification(
-                ChannelNotification(
-                    method=CHANNEL_NOTIFICATION, params={"content": content, "meta": meta}
-                )  # type: ignore[arg-type]
+                ChannelNotification(method=CHANNEL_NOTIFICATION, params=params)  # type: ignore[arg-type]
             )
         except Exception as error:
             self.debug(f"push {delivery_id} failed ({error}); released")
-            await self._release(delivery_id)
             return False
         if self._debug:
             import json
 
-            claim = json.dumps(reservation.get("claim"), sort_keys=True, ensure_ascii=False)
+            claim = json.dumps(reservation["claim"], sort_keys=True, ensure_ascii=False)
             self.debug(f"pushed {delivery_id}; claim json {claim}")
-        with contextlib.suppress(Exception):
-            await anyio.to_thread.run_sync(self.ipc, "channel.sent", {"deliveryId": delivery_id})
-        await anyio.to_thread.run_sync(lambda: self._heartbeat(delivered=True))
         return True
 
-    async def _release(self, delivery_id: str) -> None:
+    def _sent(self, delivery_id: str) -> bool:
+        """A push commits only on proof the host showed it: report it sent, then wait."""
         with contextlib.suppress(Exception):
-            await anyio.to_thread.run_sync(self.ipc, "hook.release", {"reservationId": delivery_id})
+            self.ipc("channel.sent", {"deliveryId": delivery_id})
+        return True
 
     async def _poll_loop(self) -> None:
         await self._initialized.wait()
@@ -286,7 +241,7 @@ class ChannelServer:
             await anyio.sleep(self.options.poll_ms / 1000)
 
     async def _heartbeat_loop(self) -> None:
-        from agentmonitors.transports.heartbeat import CHANNEL_TTL_MS
+        from agentmonitors.delivery.heartbeats import CHANNEL_TTL_MS
 
         while True:
             await anyio.to_thread.run_sync(self._heartbeat)
@@ -349,7 +304,7 @@ class ChannelServer:
             server_name=SERVER_NAME,
             server_version=__version__,
             capabilities=types.ServerCapabilities(
-                experimental={"claude/channel": {}},
+                experimental={CHANNEL_CAPABILITY: {}},
                 tools=types.ToolsCapability(listChanged=False),
             ),
             instructions=INSTRUCTIONS,
@@ -471,7 +426,7 @@ class ChannelServer:
     def shutdown(self) -> None:
         self._shutting_down = True
         self._session = None
-        from agentmonitors.transports.heartbeat import remove_heartbeat
+        from agentmonitors.delivery.heartbeats import remove_heartbeat
 
         remove_heartbeat("channel", self._key)
 

@@ -8,14 +8,13 @@ failure ends quietly with exit code 0: a hook must never break the user's prompt
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable
 
-from agentmonitors.transports.hook_input import (
-    LIFECYCLE_BY_EVENT,
-    LIFECYCLES,
+from agentmonitors.delivery.vocabulary import LIFECYCLES
+from agentmonitors.transports.claude_code import (
     HookPayload,
+    hook_output,
+    lifecycle_for,
     payload_project,
     read_payload,
 )
@@ -23,7 +22,10 @@ from agentmonitors.transports.hook_input import (
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    from agentmonitors.delivery.wire import RenderedReply, SessionRecord
 
 DEBUG_PREFIX = "agentmonitors hook deliver --debug: "
 W1 = (
@@ -97,29 +99,6 @@ def parse_deliver_args(args: list[str]) -> DeliverOptions | str:
             return f"No such option: {arg}"
         index += 1
     return options
-
-
-def lifecycle_for(payload: HookPayload, override: str | None) -> str | None:
-    if override is not None:
-        return override
-    if payload.hook_event_name == "Stop" and payload.stop_hook_active:
-        # Claude is already continuing because of a Stop hook: never loop it again.
-        return None
-    return LIFECYCLE_BY_EVENT.get(payload.hook_event_name or "")
-
-
-def hook_json(event_name: str | None, context: str) -> str:
-    """The compact stdout JSON Claude Code reads.
-
-    The same shape serves every hook we wire, Stop included: Claude Code hands a
-    Stop hook's additionalContext to the model and runs one more turn (the next
-    Stop then carries stop_hook_active, which is why that case injects nothing).
-    """
-    body = {
-        "continue": True,
-        "hookSpecificOutput": {"hookEventName": event_name or "", "additionalContext": context},
-    }
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
 def run_hook_deliver(args: list[str]) -> int:
@@ -213,20 +192,62 @@ def deliver_to_session(
     """Reserve, render, write, then commit (release when the write fails).
 
     Shared by ``hook deliver`` and ``session start``'s recap, so the two can never
-    disagree about what was shown and what was claimed. One request finds the
-    session and reserves a rendered delivery; a daemon too old for it gets the
-    step-by-step protocol instead.
+    disagree about what was shown and what was claimed: one request finds the session
+    and reserves a rendered delivery, and :func:`~agentmonitors.transports.handoff.hand_off`
+    writes and commits it.
     """
-    from agentmonitors.daemon.client import (
-        DaemonConnectionError,
-        DaemonUnsupportedError,
-        call,
-    )
+    from agentmonitors.daemon.client import call
+    from agentmonitors.transports.handoff import COMMITTED, NOTHING, UNWRITTEN, hand_off
 
-    if debug is not _quiet and not _debug_before_reserving(
-        socket, host_session_id, lifecycle, debug
-    ):
+    debugging = debug is not _quiet
+    if debugging and not _debug_before_reserving(socket, host_session_id, lifecycle, debug):
         return False
+    reply = _reserve(socket, host_session_id, lifecycle, channel_delivery_ids, debug)
+    if reply is None:
+        return False
+    session = reply.get("session")
+    if session is None:
+        _no_session(host_session_id)
+        return False
+    if debugging:
+        _debug_session(reply, session, channel_delivery_ids, debug)
+    _heartbeat(socket, host_session_id, session["id"], workspace, delivered=False)
+
+    def ipc(method: str, params: dict[str, Any]) -> Any:
+        return call(socket, method, params)
+
+    if debugging and reply.get("reservation") is not None and reply.get("text"):
+        _debug_reply(ipc, session["id"], reply, debug)
+
+    def write(text: str) -> bool:
+        return _write(
+            preface + "\n\n" + text if preface else text, event_name, output_format, debug
+        )
+
+    outcome = hand_off(ipc, reply, write)
+    if outcome == NOTHING:
+        debug(
+            "claim: null — nothing to deliver at this lifecycle right now (see the hold "
+            "reasons above, if any)"
+        )
+        return bool(preface) and _write(preface, event_name, output_format, _quiet)
+    if outcome == UNWRITTEN:
+        return False
+    debug("emitted; commit " + ("landed" if outcome == COMMITTED else "lapsed (rows stay pending)"))
+    _heartbeat(socket, host_session_id, session["id"], workspace, delivered=True)
+    return True
+
+
+def _reserve(
+    socket: str,
+    host_session_id: str,
+    lifecycle: str,
+    channel_delivery_ids: tuple[str, ...],
+    debug: Callable[[str], None],
+) -> RenderedReply | None:
+    """``hook.reserveRendered``; None (said on the debug channel) when there is no answer."""
+    from agentmonitors.daemon.client import DaemonConnectionError, DaemonUnsupportedError, call
+
     request: dict[str, Any] = {
         "hostSessionId": host_session_id,
         "lifecycle": lifecycle,
@@ -238,60 +259,60 @@ def deliver_to_session(
         request["channelDeliveryIds"] = list(channel_delivery_ids)
         debug(f"channel turn: delivery ids {list(channel_delivery_ids)}")
     try:
-        reply = call(socket, "hook.reserveRendered", request)
+        # The daemon's own shape (delivery/wire.py), checked where it is read.
+        reply: RenderedReply | None = call(socket, "hook.reserveRendered", request)
     except DaemonConnectionError as error:
         debug(f"stopped: daemon unreachable ({error})")
-        return False
+        return None
     except DaemonUnsupportedError:
-        debug("daemon predates hook.reserveRendered; using the step-by-step protocol")
-        reply = _reserve_step_by_step(socket, host_session_id, lifecycle, debug)
-        if reply is None:
-            return False
-    session = reply.get("session") if isinstance(reply, dict) else None
-    if session is None:
-        _no_session(host_session_id)
-        return False
-    session_id = str(session["id"])
-    if channel_delivery_ids:
-        debug(f"channel deliveries confirmed: {list(reply.get('confirmedDeliveryIds') or [])}")
-    if debug is not _quiet:
+        # Hooks and daemon come from one install, so only a daemon left running across
+        # an upgrade answers this: nothing is delivered until it is restarted.
         debug(
-            f"session {_field(session_id)} ({session.get('role', 'lead')}, {session.get('status')})"
+            "stopped: the daemon predates hook.reserveRendered (left running across an "
+            "upgrade?); restart it with `agentmonitors daemon stop` then a new session"
         )
-    _heartbeat(socket, host_session_id, session_id, workspace, delivered=False)
-    reservation, text = reply.get("reservation"), reply.get("text") or ""
+        return None
+    return reply if isinstance(reply, dict) else None
 
-    def ipc(method: str, params: dict[str, Any]) -> Any:
-        return call(socket, method, params)
 
-    if reservation is None or not text:
-        if reservation is not None:
-            ipc("hook.release", {"reservationId": reservation["reservationId"]})
-        debug(
-            "claim: null — nothing to deliver at this lifecycle right now (see the hold "
-            "reasons above, if any)"
-        )
-        return _write_preface(preface, event_name, output_format)
-    if preface:
-        text = preface + "\n\n" + text
-    if debug is not _quiet:
-        _debug_claim(reservation.get("claim") or {}, reply, debug)
-        if reply.get("moreDeferred"):
-            _debug_deferred(ipc, session_id, reservation.get("claim") or {}, debug)
-    output = text if output_format == "text" else hook_json(event_name, text)
+def _write(
+    text: str, event_name: str | None, output_format: str, debug: Callable[[str], None]
+) -> bool:
+    """Print a delivery where Claude Code reads it; False when stdout is gone."""
+    output = text if output_format == "text" else hook_output(event_name, text)
     try:
         sys.stdout.write(output)
         sys.stdout.flush()
     except Exception as error:  # a closed or broken stdout: nothing reached the host
         debug(f"write failed ({error}); releasing the reservation")
-        ipc("hook.release", {"reservationId": reservation["reservationId"]})
         return False
-    committed = ipc("hook.commit", {"reservationId": reservation["reservationId"]})
-    debug(
-        "emitted; commit " + ("landed" if committed is not None else "lapsed (rows stay pending)")
-    )
-    _heartbeat(socket, host_session_id, session_id, workspace, delivered=True)
     return True
+
+
+def _debug_session(
+    reply: RenderedReply,
+    session: SessionRecord,
+    channel_delivery_ids: tuple[str, ...],
+    debug: Callable[[str], None],
+) -> None:
+    if channel_delivery_ids:
+        debug(f"channel deliveries confirmed: {list(reply.get('confirmedDeliveryIds') or [])}")
+    debug(
+        f"session {_field(session['id'])} ({session.get('role', 'lead')}, {session.get('status')})"
+    )
+
+
+def _debug_reply(
+    ipc: Callable[[str, dict[str, Any]], Any],
+    session_id: str,
+    reply: RenderedReply,
+    debug: Callable[[str], None],
+) -> None:
+    reservation = reply.get("reservation")
+    claim: Any = reservation["claim"] if reservation is not None else {}
+    _debug_claim(claim, reply, debug)
+    if reply.get("moreDeferred"):
+        _debug_deferred(ipc, session_id, claim, debug)
 
 
 def _debug_before_reserving(
@@ -305,18 +326,6 @@ def _debug_before_reserving(
     waiting = blocked_monitor_ids(socket)
     if waiting:
         debug(f"blocked: awaiting-approval (never run until the user approves): {waiting}")
-    return True
-
-
-def _write_preface(preface: str, event_name: str | None, output_format: str) -> bool:
-    """Session start's own line when there is no recap to put it in front of."""
-    if not preface:
-        return False
-    try:
-        sys.stdout.write(preface if output_format == "text" else hook_json(event_name, preface))
-        sys.stdout.flush()
-    except Exception:  # a closed stdout: nothing reached the host, and nothing was claimed
-        return False
     return True
 
 
@@ -346,9 +355,7 @@ def _plain_id(value: object) -> bool:
     )
 
 
-def _debug_claim(
-    claim: dict[str, Any], reply: dict[str, Any], debug: Callable[[str], None]
-) -> None:
+def _debug_claim(claim: Any, reply: RenderedReply, debug: Callable[[str], None]) -> None:
     import json
 
     debug(
@@ -388,7 +395,7 @@ def _debug_deferred(
 def _heartbeat(
     socket: str, host_session_id: str, session_id: str, workspace: str, *, delivered: bool
 ) -> None:
-    from agentmonitors.transports.heartbeat import write_heartbeat
+    from agentmonitors.delivery.heartbeats import write_heartbeat
 
     write_heartbeat(
         "hook",
@@ -431,38 +438,6 @@ def _find_session(
     if session is None:
         _no_session(host_session_id)
     return session
-
-
-def _reserve_step_by_step(
-    socket: str, host_session_id: str, lifecycle: str, debug: Callable[[str], None]
-) -> dict[str, Any] | None:
-    """The reference protocol, over IPC: session.list, previews, reserve."""
-    from agentmonitors.daemon.client import call
-    from agentmonitors.delivery.sizing import reserve_sized
-    from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT
-
-    session = _find_session(socket, host_session_id, debug)
-    if session is None:
-        return None
-
-    def ipc(method: str, params: dict[str, Any]) -> Any:
-        return call(socket, method, params)
-
-    reservation, text, more_deferred, shown = reserve_sized(
-        ipc,
-        str(session["id"]),
-        lifecycle,
-        packer="hook",
-        socket_path=socket,
-        cap=MAX_ADDITIONAL_CONTEXT,
-    )
-    return {
-        "session": session,
-        "reservation": reservation,
-        "text": text,
-        "moreDeferred": more_deferred,
-        "shownEventIds": list(shown),
-    }
 
 
 def _debug_diagnosis(

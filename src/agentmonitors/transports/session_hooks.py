@@ -8,14 +8,15 @@ Standard library only, like every hook command.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import time
 
 from agentmonitors.paths import default_hook_state_path
-from agentmonitors.transports.hook_input import (
+from agentmonitors.transports.claude_code import (
+    ADAPTER,
     HookPayload,
+    hook_output,
     payload_project,
     read_payload,
 )
@@ -83,14 +84,7 @@ def session_start(payload: HookPayload) -> int:
 
         count = _count_definitions(find_workspace_root(workspace))
         if count:
-            body = {
-                "continue": True,
-                "hookSpecificOutput": {
-                    "hookEventName": "SessionStart",
-                    "additionalContext": disabled_advisory(count),
-                },
-            }
-            sys.stdout.write(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+            sys.stdout.write(hook_output("SessionStart", disabled_advisory(count)))
         return 0
 
     from agentmonitors.daemon.client import call, ping
@@ -117,7 +111,7 @@ def session_start(payload: HookPayload) -> int:
         socket,
         "session.open",
         {
-            "adapter": "claude-code",
+            "adapter": ADAPTER,
             "hostSessionId": payload.session_id,
             "agentIdentity": payload.session_id,
             "hookStatePath": default_hook_state_path(payload.session_id, workspace),

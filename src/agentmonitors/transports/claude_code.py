@@ -1,14 +1,17 @@
-"""Reading a Claude Code hook payload from stdin, and what it maps to.
+"""Everything specific to Claude Code's hooks: the payload on stdin, the event names
+it maps to delivery lifecycles, and the JSON printed back on stdout.
 
+A transport for another host adds its own module beside this one; the delivery path
+(:mod:`agentmonitors.transports.handoff`) knows nothing of any host's shapes.
 Standard library only: this runs before every prompt and after every tool call.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 
+from agentmonitors.delivery.jsonline import dumps, loads
+from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER
 from agentmonitors.paths import session_marker
 
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
@@ -27,13 +30,44 @@ LIFECYCLE_BY_EVENT = {
     "SessionStart": "post-compact",
     "Stop": "turn-idle",
 }
-LIFECYCLES = ("turn-interruptible", "turn-idle", "post-compact")
+ADAPTER = CLAUDE_ADAPTER
+"""The adapter name sessions opened by these hooks are registered under."""
+
+# The channel side of Claude Code: the environment an MCP server it starts gets, the
+# capability a channel server declares, and the notification a push is.
+SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
+CHANNEL_CAPABILITY = "claude/channel"
+CHANNEL_NOTIFICATION = "notifications/claude/channel"
 
 
 # A channel push shown by Claude Code becomes a user turn whose prompt is the tag:
 # `<channel source="..." ... delivery_id="...">`. Only the opening tags are read.
 MAX_CHANNEL_DELIVERIES = 16
-_DELIVERY_ID = re.compile(r'<channel\s[^>]*?\bdelivery_id="([0-9A-Za-z_-]{1,64})"')
+_DELIVERY_ID = r'<channel\s[^>]*?\bdelivery_id="([0-9A-Za-z_-]{1,64})"'
+
+
+def lifecycle_for(payload: HookPayload, override: str | None) -> str | None:
+    """The lifecycle a hook delivers for: the override, else the event's; None for none."""
+    if override is not None:
+        return override
+    if payload.hook_event_name == "Stop" and payload.stop_hook_active:
+        # Claude is already continuing because of a Stop hook: never loop it again.
+        return None
+    return LIFECYCLE_BY_EVENT.get(payload.hook_event_name or "")
+
+
+def hook_output(event_name: str | None, context: str) -> str:
+    """The compact stdout JSON Claude Code reads.
+
+    The same shape serves every hook we wire, Stop included: Claude Code hands a
+    Stop hook's additionalContext to the model and runs one more turn (the next
+    Stop then carries stop_hook_active, which is why that case injects nothing).
+    """
+    body = {
+        "continue": True,
+        "hookSpecificOutput": {"hookEventName": event_name or "", "additionalContext": context},
+    }
+    return dumps(body)
 
 
 class HookPayload:
@@ -66,7 +100,9 @@ def channel_delivery_ids(prompt: object) -> tuple[str, ...]:
     """The delivery ids of the channel tags a prompt consists of (none for a typed prompt)."""
     if not isinstance(prompt, str) or not prompt.lstrip().startswith("<channel"):
         return ()
-    found = _DELIVERY_ID.findall(prompt)
+    import re  # compiled only for a channel turn, not on every prompt
+
+    found = re.findall(_DELIVERY_ID, prompt)
     return tuple(dict.fromkeys(found))[:MAX_CHANNEL_DELIVERIES]
 
 
@@ -81,7 +117,7 @@ def parse_payload(raw: str | bytes) -> HookPayload:
     if not raw.strip():
         return HookPayload()
     try:
-        data = json.loads(raw)
+        data = loads(raw)
     except (ValueError, RecursionError):
         return HookPayload()
     if not isinstance(data, dict):

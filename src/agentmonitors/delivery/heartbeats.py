@@ -1,27 +1,36 @@
 """Transport heartbeats: a record per live transport under ``<data>/agentmonitors/transports``.
 
-The daemon's idle reaper and ``doctor`` read them to see who is listening. Writes are
-atomic and best effort; reads never change anything. Standard library only.
+Transports write them (a hook at most once a minute unless it delivered, a channel
+every few seconds); the daemon's idle reaper and ``doctor`` read them, all through
+this one module and its one staleness rule (:func:`is_stale`). Writes are atomic and
+best effort; reads never change anything. Standard library only, and no ``typing``:
+hooks write here on every delivery.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
+import stat
 import sys
 import time
 
+from agentmonitors.delivery.jsonline import dumps, loads
+
 SCHEMA_VERSION = 1
 CHANNEL_TTL_MS = 30_000
+CHANNEL_POLL_MS = 3_000
+"""How often a channel asks the daemon for a push, unless told otherwise."""
 HOOK_TTL_MS = 86_400_000
 FUTURE_TOLERANCE_MS = 5_000
 # A hook refreshes its record at most this often unless it delivered something: the
 # record lives a day, and every write costs the prompt a few file operations.
 HOOK_REFRESH_MS = 60_000
+# Records are a few hundred bytes; anything much bigger is not one of ours.
+MAX_RECORD_BYTES = 1 << 20
 
 
 def transports_dir() -> str:
+    """``<data root>/agentmonitors/transports``."""
     from agentmonitors.workspace import data_root
 
     return os.path.join(data_root(), "agentmonitors", "transports")
@@ -53,26 +62,43 @@ def _iso(ms: int) -> str:
 
 
 def _parse_iso_ms(text: object) -> int | None:
+    """Epoch ms of an ISO-8601 timestamp, naive meaning UTC (writers always emit ``Z``).
+
+    The same rule as ``agentmonitors.clock.ms_from_iso``, kept here because that module
+    costs a hook ``typing``; ``datetime`` is loaded only when a record is read.
+    """
     if not isinstance(text, str):
         return None
-    from datetime import datetime
+    from datetime import UTC, datetime
 
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
     if moment.tzinfo is None:
-        return None
+        moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
 
 
+def _ttl_ms(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return float(CHANNEL_TTL_MS)
+    if value - value == 0 and value >= 0:  # finite (no math import on the hook path)
+        return float(value)
+    return float(CHANNEL_TTL_MS)
+
+
 def is_stale(record: dict[str, object], now_ms: int) -> bool:
+    """Stale: ``updatedAt`` unparseable, over 5 s in the future, or older than ``ttlMs``.
+
+    The future tolerance absorbs clock skew between processes; beyond it a timestamp
+    is more likely corrupt than early, and a corrupt record must not pin a daemon. A
+    missing or unusable ``ttlMs`` counts as a channel's (the shortest).
+    """
     updated = _parse_iso_ms(record.get("updatedAt"))
-    if updated is None or updated > now_ms + FUTURE_TOLERANCE_MS:
+    if updated is None or updated - now_ms > FUTURE_TOLERANCE_MS:
         return True
-    ttl = record.get("ttlMs")
-    ttl_ms = ttl if isinstance(ttl, int) and ttl > 0 else CHANNEL_TTL_MS
-    return now_ms - updated > ttl_ms
+    return now_ms - updated > _ttl_ms(record.get("ttlMs"))
 
 
 def write_heartbeat(
@@ -87,10 +113,12 @@ def write_heartbeat(
     delivered: bool = False,
 ) -> None:
     """Write (or refresh) this transport's record; failures are ignored."""
-    with contextlib.suppress(OSError, ValueError):
+    try:
         _write(
             transport, key, workspace, socket_path, host_session_id, session_id, ttl_ms, delivered
         )
+    except (OSError, ValueError):
+        return
 
 
 def _write(
@@ -104,16 +132,16 @@ def _write(
     delivered: bool,
 ) -> None:
     directory = transports_dir()
+    target = os.path.join(directory, record_file_name(transport, key))
+    now_ms = time.time_ns() // 1_000_000
+    if not delivered and transport == "hook" and _fresh(target, now_ms):
+        return  # checked first: most hooks stop here, before any directory work
     old = os.umask(0o077)
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
     finally:
         os.umask(old)
-    target = os.path.join(directory, record_file_name(transport, key))
-    now_ms = time.time_ns() // 1_000_000
-    if not delivered and transport == "hook" and _fresh(target, now_ms):
-        return
-    previous = _read(target)
+    previous = read_record(target)
     record: dict[str, object] = {
         "schemaVersion": SCHEMA_VERSION,
         "transport": transport,
@@ -137,11 +165,10 @@ def _write(
     if last_delivery is not None:
         record["lastDeliveryAt"] = last_delivery
     temporary = f"{target}.{os.getpid()}"
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(temporary)
+    _unlink(temporary)
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(record, handle, indent=2, ensure_ascii=False)
+        handle.write(dumps(record) + "\n")
     os.replace(temporary, target)
     _reap_stale(directory, now_ms, keep=target)
 
@@ -154,15 +181,30 @@ def _fresh(path: str, now_ms: int) -> bool:
     return 0 <= now_ms - modified_ms < HOOK_REFRESH_MS
 
 
-def _read(path: str) -> dict[str, object] | None:
+def read_record(path: str) -> dict[str, object] | None:
+    """One record, or None when it is missing, unreadable, not ours or not a file.
+
+    No symlinks, and non-blocking so a FIFO dropped in the registry cannot hang a
+    reader; then only a regular file of at most :data:`MAX_RECORD_BYTES` is read.
+    """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
+        return None  # vanished or unreadable: a writer is replacing or reaping it
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(MAX_RECORD_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_RECORD_BYTES:
         return None
     try:
-        with os.fdopen(fd, "rb") as handle:
-            data = json.loads(handle.read(1 << 20))
-    except (OSError, ValueError):
+        data = loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("schemaVersion") != SCHEMA_VERSION:
         return None
@@ -179,7 +221,7 @@ def read_records() -> list[dict[str, object]]:
     records = []
     for name in names:
         if name.endswith(".json"):
-            record = _read(os.path.join(directory, name))
+            record = read_record(os.path.join(directory, name))
             if record is not None:
                 records.append(record)
     return records
@@ -194,10 +236,9 @@ def _reap_stale(directory: str, now_ms: int, keep: str) -> None:
         path = os.path.join(directory, name)
         if not name.endswith(".json") or path == keep:
             continue
-        record = _read(path)
+        record = read_record(path)
         if record is not None and is_stale(record, now_ms):
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+            _unlink(path)
 
 
 def _version() -> str:
@@ -208,5 +249,12 @@ def _version() -> str:
 
 def remove_heartbeat(transport: str, key: str) -> None:
     """Delete this transport's record (a channel on its way out); failures are ignored."""
-    with contextlib.suppress(OSError):
-        os.unlink(os.path.join(transports_dir(), record_file_name(transport, key)))
+    _unlink(os.path.join(transports_dir(), record_file_name(transport, key)))
+
+
+def _unlink(path: str) -> None:
+    """Remove a file if it can be; no ``contextlib`` here, for the hook's sake."""
+    try:
+        os.unlink(path)
+    except OSError:
+        return

@@ -1,0 +1,358 @@
+"""The commands an agent runs between turns: ``events list``, ``events ack``, ``session list``.
+
+Their work lives here, free of click and typing, so the entry point can run a
+well-formed invocation without importing either (:func:`run_quick`); the click commands
+in ``events.py`` and ``session.py`` (which give ``--help``, completion and the usage
+errors) call the same functions. Anything the quick parser does not fully understand,
+such as ``--help``, an unknown or malformed option or a missing ``--session``, is handed
+to click, so errors read exactly as they always did.
+"""
+
+from __future__ import annotations
+
+import os
+
+from agentmonitors.cli.daemon_calls import (
+    SESSION_HINT,
+    DaemonCallFailed,
+    ask,
+    manual_socket,
+)
+from agentmonitors.cli.output import (
+    dump_json,
+    echo,
+    emit,
+    report_error,
+    resolve_format,
+    text_table,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Options = dict[str, Any]
+
+# Newest first, so the default page is the most recent activity.
+DEFAULT_LIST_LIMIT = 50
+
+
+class UsageProblem(Exception):
+    """A combination of options no command accepts; click reports it as a usage error."""
+
+
+# ---------------------------------------------------------------- events list
+
+
+def single_line(text: str) -> str:
+    """Untrusted text on one terminal line: breaks become spaces, controls are escaped."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in "\r\n\u2028\u2029":
+            out.append(" ")
+        elif code < 0x20 or 0x7F <= code <= 0x9F:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def events_text(records: list[dict[str, Any]]) -> str:
+    if not records:
+        return "No events found."
+    rows = []
+    for record in records:
+        summary = record.get("summary") or ""
+        detail = f"  {single_line(summary)}" if summary and summary != record["title"] else ""
+        rows.append(
+            (
+                record["id"],
+                single_line(record["monitorId"]),
+                record["urgency"],
+                record.get("deliveryState", "unread"),
+                single_line(record["title"]) + detail,
+            )
+        )
+    return text_table(("ID", "Monitor", "Urgency", "State", "Title"), rows)
+
+
+def scope_pairs(raw: str) -> dict[str, str]:
+    """``key=value,key2=value2``; raises ValueError naming the first bad segment."""
+    scope = {}
+    for segment in raw.split(","):
+        key, sep, value = segment.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(
+                "expected key=value pairs separated by commas, e.g. filePath=docs/a.md "
+                f"(got {segment.strip()!r})"
+            )
+        scope[key.strip()] = value.strip()
+    return scope
+
+
+def events_list(options: Options) -> int:
+    """``events list`` with click's parameter names (``session_id``, ``show_all``, …)."""
+    fmt = resolve_format(options.get("output_format"))
+    limit = options.get("limit")
+    show_all = bool(options.get("show_all"))
+    if limit is not None and show_all:
+        raise UsageProblem("--limit and --all cannot be used together.")
+    cap = None if show_all else limit
+    if cap is None and not show_all and fmt != "json":
+        # What an agent reads is bounded: a backlog of thousands of events would
+        # otherwise land in its context whole. Scripts asking for JSON get everything.
+        cap = DEFAULT_LIST_LIMIT
+    params = _list_params(options, cap)
+    try:
+        socket = manual_socket(options.get("socket"))
+        reply = ask(socket, "events.list", params, as_json=fmt == "json")
+    except DaemonCallFailed:
+        return 1
+    records, total = listed_page(reply, cap)
+    emit(records, fmt, lambda: events_text(records))
+    if fmt != "json" and total > len(records):
+        echo(more_line(total - len(records)))
+    return 0
+
+
+def _list_params(options: Options, cap: int | None) -> dict[str, Any]:
+    params: dict[str, Any] = {"sessionId": options["session_id"]}
+    if cap is not None:
+        params["limit"] = cap
+    for option, key in (("monitor", "monitorId"), ("urgency", "urgency"), ("scope", "scope")):
+        if options.get(option):
+            params[key] = options[option]
+    if options.get("tags"):
+        params["tags"] = list(options["tags"])
+    if options.get("unread"):
+        params["unreadOnly"] = True
+    if options.get("since_baseline"):
+        params["sinceBaseline"] = True
+    return params
+
+
+def listed_page(reply: Any, cap: int | None) -> tuple[list[dict[str, Any]], int]:
+    """The records to show and how many matched in all.
+
+    A daemon that predates ``limit`` answers the whole array; it is cut here.
+    """
+    if isinstance(reply, dict) and isinstance(reply.get("events"), list):
+        records: list[dict[str, Any]] = reply["events"]
+        total = reply.get("total")
+        return records, total if isinstance(total, int) else len(records)
+    everything: list[dict[str, Any]] = list(reply or [])
+    return (everything if cap is None else everything[:cap]), len(everything)
+
+
+def more_line(count: int) -> str:
+    """The closing line of a listing that left older events out."""
+    return f"{count} more; use --limit/--all"
+
+
+# ---------------------------------------------------------------- events ack
+
+
+def split_ids(raw: str) -> list[str]:
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def events_ack(options: Options) -> int:
+    session_id = options["session_id"]
+    as_json = options.get("output_format") == "json"
+    params: dict[str, Any] = {"sessionId": session_id}
+    if options.get("event_ids") is not None:
+        params["eventIds"] = split_ids(options["event_ids"])
+    try:
+        result = ask(manual_socket(options.get("socket")), "events.ack", params, as_json=as_json)
+    except DaemonCallFailed:
+        return 1
+    reply: dict[str, Any] = result if isinstance(result, dict) else {"ok": True}
+    unknown = reply.get("unknownEventIds")
+    if as_json:
+        echo(dump_json(reply))
+        return 1 if unknown else 0
+    if unknown:
+        return report_error(
+            f"no such event for session {session_id}: {', '.join(unknown)} (the others, if any, "
+            f"were acknowledged). See `agentmonitors events list --session {session_id}`; "
+            + SESSION_HINT,
+            False,
+        )
+    echo(ack_text(reply))
+    return 0
+
+
+def _events(count: int) -> str:
+    return f"{count} event{'' if count == 1 else 's'}"
+
+
+def ack_text(reply: dict[str, Any]) -> str:
+    """What was acknowledged, and what an in-flight delivery kept unread."""
+    acknowledged = reply.get("acknowledged")
+    if not isinstance(acknowledged, int):  # a daemon that predates the counts
+        return "Acknowledged events."
+    lines = [f"Acknowledged {_events(acknowledged)}."]
+    held = reply.get("heldByDelivery")
+    if isinstance(held, int) and held:
+        them, stays = ("it", "stays") if held == 1 else ("them", "stay")
+        lines.append(
+            f"{_events(held)} {stays} unread: a delivery in flight holds {them}. Acknowledge "
+            f"{them} by id once shown, or run this again after 30 s."
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- session list
+
+
+def session_list(options: Options) -> int:
+    as_json = options.get("output_format") == "json"
+    try:
+        records = ask(manual_socket(options.get("socket")), "session.list", {}, as_json=as_json)
+    except DaemonCallFailed:
+        return 1
+    if as_json:
+        echo(dump_json(records))
+    elif not records:
+        echo("No sessions found.")
+    else:
+        echo(sessions_table(records))
+    return 0
+
+
+def sessions_table(records: list[dict[str, Any]]) -> str:
+    return text_table(
+        ("ID", "Status", "Agent", "Last active", "Workspace"),
+        (
+            (
+                record["id"],
+                record["status"],
+                record.get("agentIdentity", ""),
+                record.get("lastActiveAt", ""),
+                record.get("workspacePath") or "(global)",
+            )
+            for record in records
+        ),
+    )
+
+
+# ---------------------------------------------------------------- without click
+
+# option -> (parameter name, kind, allowed values or None). Kept equal to the click
+# declarations by tests/cli/test_quick_commands.py.
+FLAG, VALUE, MULTI, COUNT = "flag", "value", "multi", "count"
+_SOCKET = ("socket", VALUE, None)
+QUICK_OPTIONS: dict[tuple[str, str], dict[str, tuple[str, str, tuple[str, ...] | None]]] = {
+    ("events", "list"): {
+        "--session": ("session_id", VALUE, None),
+        "--socket": _SOCKET,
+        "--monitor": ("monitor", VALUE, None),
+        "--urgency": ("urgency", VALUE, ("low", "normal", "high")),
+        "--tag": ("tags", MULTI, None),
+        "--scope": ("scope", VALUE, None),
+        "--unread": ("unread", FLAG, None),
+        "--since-baseline": ("since_baseline", FLAG, None),
+        "--limit": ("limit", COUNT, None),
+        "--all": ("show_all", FLAG, None),
+        "--format": ("output_format", VALUE, ("toon", "json", "text")),
+    },
+    ("events", "ack"): {
+        "--session": ("session_id", VALUE, None),
+        "--socket": _SOCKET,
+        "--event-ids": ("event_ids", VALUE, None),
+        "--format": ("output_format", VALUE, ("json", "text")),
+    },
+    ("session", "list"): {
+        "--socket": _SOCKET,
+        "--format": ("output_format", VALUE, ("text", "json")),
+    },
+}
+# What click would fill in for an option not given (the ack default is text, not auto).
+_DEFAULTS: dict[tuple[str, str], Options] = {
+    ("events", "ack"): {"output_format": "text"},
+    ("session", "list"): {"output_format": "text"},
+}
+_REQUIRED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("events", "list"): ("session_id",),
+    ("events", "ack"): ("session_id",),
+}
+
+
+def quick_parse(command: tuple[str, str], args: list[str]) -> Options | None:
+    """The options of a plain invocation, or None for anything click should judge."""
+    spec = QUICK_OPTIONS[command]
+    options: Options = dict(_DEFAULTS.get(command, {}))
+    index = 0
+    while index < len(args):
+        name, equals, inline = args[index].partition("=")
+        entry = spec.get(name)
+        if entry is None:
+            return None
+        dest, kind, choices = entry
+        if kind == FLAG:
+            if equals:
+                return None
+            options[dest] = True
+            index += 1
+            continue
+        if equals:
+            value = inline
+        elif index + 1 < len(args) and not args[index + 1].startswith("-"):
+            value = args[index + 1]
+            index += 1
+        else:
+            return None
+        index += 1
+        parsed = _value(kind, choices, value)
+        if parsed is None:
+            return None
+        if kind == MULTI:
+            options.setdefault(dest, []).append(parsed)
+        else:
+            options[dest] = parsed
+    if any(dest not in options for dest in _REQUIRED.get(command, ())):
+        return None
+    return options
+
+
+def _value(kind: str, choices: tuple[str, ...] | None, value: str) -> Any:
+    if choices is not None and value not in choices:
+        return None
+    if kind != COUNT:
+        return value
+    try:
+        number = int(value)
+    except ValueError:
+        return None
+    return number if number >= 1 else None
+
+
+_RUNNERS: dict[tuple[str, str], Callable[[Options], int]] = {
+    ("events", "list"): events_list,
+    ("events", "ack"): events_ack,
+    ("session", "list"): session_list,
+}
+
+
+def run_quick(command: tuple[str, str], args: list[str]) -> int | None:
+    """Run ``command`` without click, or None when click must parse ``args``."""
+    if command not in QUICK_OPTIONS or any(
+        key.endswith("_COMPLETE") for key in os.environ if key.startswith("_")
+    ):
+        return None
+    options = quick_parse(command, args)
+    if options is None:
+        return None
+    if options.get("scope") is not None:
+        try:
+            options["scope"] = scope_pairs(options["scope"])
+        except ValueError:
+            return None
+    try:
+        return _RUNNERS[command](options)
+    except UsageProblem:
+        return None
+    except BrokenPipeError:
+        return 1
