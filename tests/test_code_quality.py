@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,3 +29,27 @@ def test_ruff_check_and_format() -> None:
 def test_mypy_strict() -> None:
     result = run(str(BIN / "mypy"), "--strict", "src")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_complexity_is_capped_at_15_in_the_project_configuration() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    lint = config["tool"]["ruff"]["lint"]
+    assert "C90" in lint["select"]
+    assert lint["mccabe"]["max-complexity"] == 15
+
+
+def test_code_cites_the_projects_own_documentation() -> None:
+    """Comments point at docs/ in this repository, never at contract files outside it."""
+    outside = re.compile(r"\b[Ss]pec \d{2}\b|00-decisions|\bref \d{3}\b|§")
+    cited = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted((ROOT / "src").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if outside.search(line)
+    ]
+    assert cited == []
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        for target in re.findall(r"docs/[a-z][\w-]{2,}\.md", path.read_text(encoding="utf-8")):
+            assert (ROOT / target).is_file(), f"{path.relative_to(ROOT)} cites a missing {target}"

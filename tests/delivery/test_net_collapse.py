@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from agentmonitors.delivery import states
+from agentmonitors.delivery.collapse import collapse_view
 from agentmonitors.delivery.events import EventQuery
 from agentmonitors.monitor.model import UrgencyLevel
 from tests.delivery.conftest import SETTLE, World, event_ids
@@ -113,3 +115,58 @@ def test_a_creation_already_shown_is_diffed_from_what_the_agent_saw(world: World
     assert "+ 1: a" not in shown.get("diffText", "")
     world.service.ack(session, [edited])
     assert unacknowledged(world, session) == []
+
+
+def test_a_capped_claim_takes_every_version_of_the_groups_it_surfaces_and_no_other(
+    world: World,
+) -> None:
+    session = world.session()
+
+    def net(key: str, text: str) -> str:
+        world.advance(1000)
+        return world.emit(
+            "high", f"{key} changed", snapshot=text, monitor="docs", strategy="net", object_key=key
+        )
+
+    a1 = net("a.md", "1\n")
+    b1 = net("b.md", "1\n")
+    a2 = net("a.md", "2\n")
+    world.advance(1000)
+    single = world.emit("high", "tests failed", monitor="tests")
+    b2 = net("b.md", "2\n")
+    a3 = net("a.md", "3\n")
+    world.advance(SETTLE)
+    # Groups surface in the order of their newest version: the single, b.md, a.md.
+    assert [event["eventId"] for event in world.service.preview(session)] == [single, b2, a3]
+    assert event_ids(world.service.claim(session, TI, 1)) == [single]
+    assert world.claimed_ids(session) == {single}
+    assert event_ids(world.service.claim(session, TI, 1)) == [b2]
+    assert world.claimed_ids(session) == {single, b1, b2}
+    assert world.state(session, b1)["net_suppressed_at"] is not None
+    assert world.state(session, a1)["net_suppressed_at"] is None
+    assert event_ids(world.service.claim(session, TI, 1)) == [a3]
+    assert world.claimed_ids(session) == {single, b1, b2, a1, a2, a3}
+    assert world.unread_ids(session) == [a3, b2, single]
+
+
+def test_the_survivor_is_the_newest_version_whatever_order_the_rows_come_in(
+    world: World,
+) -> None:
+    session = world.session()
+    first = emit_file(world, "created", "1\n")
+    world.advance(1000)
+    single = world.emit("high", "tests failed", monitor="tests")
+    world.advance(1000)
+    second = emit_file(world, "modified", "2\n")
+    world.advance(1000)
+    third = emit_file(world, "modified", "3\n")
+    with world.db.read() as conn:
+        rows = states.unread_rows(conn, session)
+    forward, backward = collapse_view(rows), collapse_view(rows[::-1])
+    assert [row.id for row in forward.delivered] == [single, third]
+    assert [row.id for row in backward.delivered] == [third, single]
+    for view in (forward, backward):
+        assert {row.id for row in view.suppressed} == {first, second}
+        # Shown as the creation it started with, wherever that row stood.
+        assert view.as_created == {third}
+        assert [row.event.title for row in view.multi_survivors] == [f"File created: {PATH}"]

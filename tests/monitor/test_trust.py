@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agentmonitors.catalog.trust import digest_of, reach_of
+from agentmonitors.catalog.trust import digest_of
 from agentmonitors.sources.registry import bundled_registry
+from agentmonitors.sources.traits import SourceTraits
 
 traits = bundled_registry().traits
+
+
+def reach_of(source: SourceTraits, config: dict[str, Any], workspace: str) -> Any:
+    """What approval covers for this config, or None (the source's own ``approval``)."""
+    approval = source.approval(config, workspace)
+    return None if approval is None else approval.reach
 
 
 @pytest.fixture

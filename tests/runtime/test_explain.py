@@ -436,7 +436,13 @@ def test_projections_are_counted_per_lead_session(harness: Harness) -> None:
         change_file(harness, text)
         harness.clock.advance(30_000)
         assert len(harness.tick().emitted_event_ids) == 1, index
-    first, second = queries.event_ids_for_monitor(harness.db, "docs")
+    with harness.db.read() as conn:
+        first, second = (
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM monitor_events WHERE monitor_id = 'docs' ORDER BY created_at, id"
+            )
+        )
     with harness.db.write() as conn:
         # S1 acknowledged the first event and has claimed the second.
         conn.execute(

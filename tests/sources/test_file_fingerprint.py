@@ -549,3 +549,32 @@ def test_stored_hash_disagreeing_with_its_stat_key_is_not_trusted(ws: Path) -> N
     (observation,) = monitor.observe().observations
     assert (observation.object_key, observation.change_kind) == (str(path), "created")
     assert observation.payload["currentHash"] == sha("aaaa")
+
+
+def test_an_unchanged_state_is_kept_not_handed_back(ws: Path) -> None:
+    """Nothing changed: the stored state stands (the runtime then does not rewrite it);
+    a moved stat key alone (same bytes, new mtime) is a new state to store."""
+    path = write(ws / "a.txt", "aaaa", old=True)
+    monitor = Monitor({"globs": "*.txt"}, ws, FileFingerprintSource(later))
+    baseline = monitor.observe()
+    assert baseline.has_next_state
+    stored = monitor.state
+
+    again = monitor.observe()
+    assert again.observations == []
+    assert not again.has_next_state
+    assert monitor.state is stored
+
+    os.utime(path)  # same content, new mtime
+    touched = monitor.observe()
+    assert touched.observations == []
+    assert touched.has_next_state
+    assert touched.next_state["fingerprints"] == stored["fingerprints"]
+    assert touched.next_state["stats"][str(path)][1] == os.stat(path).st_mtime_ns
+
+    # A state of an older shape (no stat keys) is handed back with them.
+    monitor.state = {"fingerprints": stored["fingerprints"]}
+    upgraded = monitor.observe()
+    assert upgraded.observations == []
+    assert upgraded.has_next_state
+    assert set(upgraded.next_state["stats"]) == {str(path)}

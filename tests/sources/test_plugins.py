@@ -97,7 +97,9 @@ def test_a_plugin_that_is_not_a_source_is_reported(site: Path) -> None:
     write_dist_info(site, "odd", "1.0", {"odd": "agentmonitors_example.install_notes:x"})
     (site / "agentmonitors_example" / "install_notes.py").write_text("x = 42\n")
     problems: list[str] = []
-    load_registry(problems.append)
+    registry = load_registry(problems.append)
+    assert problems == []  # plugins are looked up on first need, not up front
+    assert registry.names() == [*BUNDLED_SOURCE_NAMES, "example-echo"]
     assert len(problems) == 1
     assert "kebab-case" in problems[0]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -74,7 +75,12 @@ class Project:
     def settled_change(self, text: str = "changed\n") -> str:
         """Change the note and move the clock until the high event is stored and settled."""
         before = set(self.states_any())
-        (self.root / "notes" / "a.txt").write_text(text)
+        # Written whole (a rename), as editors save: a file-change hint that lands
+        # between a plain write's truncate and its write would see an empty note and
+        # make a second event, which is right for the daemon but not what this waits for.
+        scratch = self.root / "notes" / ".a.txt.partial"
+        scratch.write_text(text)
+        os.replace(scratch, self.root / "notes" / "a.txt")
         new: list[str] = []
         for _ in range(6):
             self.daemon.advance(31)

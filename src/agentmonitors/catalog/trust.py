@@ -56,17 +56,6 @@ class Requirement:
         return self.described
 
 
-def reach_of(
-    traits: SourceTraits, config: Mapping[str, Any], workspace: str
-) -> dict[str, Any] | None:
-    """What a monitor of the source ``traits`` describe runs or reads beyond ``workspace``.
-
-    None when it needs no approval. The source decides (its ``approval`` trait).
-    """
-    approval = traits.approval(config, workspace)
-    return None if approval is None else approval.reach
-
-
 def digest_of(source_name: str, reach: Mapping[str, Any]) -> str:
     canonical = json.dumps(
         {"source": source_name, "reach": reach},

@@ -106,42 +106,57 @@ def dump_json(value: Any, *, compact: bool = False) -> str:
 
 
 def dump_toon(value: Any) -> str:
-    return clean_output(str(_toon_encoder()(to_jsonable(value))))
+    data = to_jsonable(value)
+    encode_document = _bare_toon_encoder()
+    if encode_document is not None:
+        try:
+            return clean_output(str(encode_document(data)))
+        except TypeError:
+            pass  # a changed private signature; the public encoder below is the contract
+    from toon_format import encode
+
+    return clean_output(str(encode(data)))
 
 
-def _toon_encoder() -> Callable[[Any], str]:
-    """toon_format's ``encode``, loaded without running the package's ``__init__``.
+def _bare_toon_encoder() -> Callable[[Any], str] | None:
+    """toon_format's document encoder, loaded without the rest of the package.
 
-    That initializer reads the package's own version through ``importlib.metadata``,
-    which costs more than the rest of ``events list`` (what an agent runs after every
-    reminder). The encoder needs nothing from it, so when the package is not imported
-    yet its ``_api`` module is loaded under a bare package object that is then dropped;
-    a later ``import toon_format`` runs the real initializer and reuses the loaded
-    submodules. Any surprise in the package's layout falls back to the plain import.
+    The package's ``__init__`` reads its own version through ``importlib.metadata`` and
+    its API module loads the decoder too; together they cost more than the rest of
+    ``events list``, which an agent runs after every reminder. When the package is not
+    imported yet, its encoder module is loaded under a bare package object that is
+    dropped again (a later ``import toon_format`` runs the real initializer and reuses
+    the module). None when the package's layout is not the expected one; the output is
+    checked against the public ``encode`` by tests/test_imports.py.
     """
     import sys
 
-    if "toon_format" not in sys.modules:
-        import importlib.util
-        import types
+    if "toon_format" in sys.modules:
+        return None
+    import importlib.util
+    import types
 
-        spec = importlib.util.find_spec("toon_format")
-        if spec is not None and spec.submodule_search_locations:
-            package = types.ModuleType("toon_format")
-            package.__path__ = list(spec.submodule_search_locations)
-            sys.modules["toon_format"] = package
-            try:
-                from toon_format._api import encode as fast_encode
+    spec = importlib.util.find_spec("toon_format")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    package = types.ModuleType("toon_format")
+    package.__path__ = list(spec.submodule_search_locations)
+    sys.modules["toon_format"] = package
+    try:
+        from toon_format import _encoder
+    except ImportError:
+        return None
+    finally:
+        if sys.modules.get("toon_format") is package:
+            del sys.modules["toon_format"]
+    document = getattr(_encoder, "encode", None)
+    if not callable(document):
+        return None
 
-                return fast_encode
-            except (ImportError, AttributeError):
-                pass
-            finally:
-                if sys.modules.get("toon_format") is package:
-                    del sys.modules["toon_format"]
-    from toon_format import encode
+    def encode_document(data: Any) -> str:
+        return str(document(data, indent_size=2, delimiter=",", default=None, sort_keys=False))
 
-    return encode
+    return encode_document
 
 
 def emit(value: Any, fmt: OutputFormat, text: Callable[[], str]) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentmonitors.delivery import states
 from agentmonitors.delivery.records import DeliveryRow
@@ -31,22 +31,6 @@ GroupKey = tuple[str, ...]
 CREATION_KINDS = frozenset({"created", "added"})
 
 
-def collapsible(row: DeliveryRow) -> bool:
-    event = row.event
-    return (
-        event.baseline_strategy == "net"
-        and event.snapshot_text is not None
-        and event.object_key is not None
-    )
-
-
-def group_key(row: DeliveryRow) -> GroupKey:
-    event = row.event
-    if not collapsible(row):
-        return ("single", event.id)
-    return ("net", event.monitor_id, event.object_key or "", event.workspace_path or "")
-
-
 @dataclass(frozen=True)
 class CollapseView:
     delivered: list[DeliveryRow]  # in input order (callers pass oldest first)
@@ -55,6 +39,18 @@ class CollapseView:
     multi_survivors: list[DeliveryRow]
     # Survivors presented as the unseen creation their group started with (by id).
     as_created: frozenset[str] = frozenset()
+    # Every row of each ``net`` group, in input order.
+    members: dict[GroupKey, list[DeliveryRow]] = field(default_factory=dict)
+
+    def rows_of(self, shown: Sequence[DeliveryRow]) -> list[DeliveryRow]:
+        """The input rows of the groups these delivered rows stand for, group by group."""
+        rows: list[DeliveryRow] = []
+        for row in shown:
+            if row.group is None:
+                rows.append(row)
+            else:
+                rows += self.members[row.group]
+        return rows
 
 
 def is_unseen_creation(row: DeliveryRow) -> bool:
@@ -71,35 +67,54 @@ def presented_as_created(survivor: DeliveryRow, creation: DeliveryRow) -> Delive
     return dataclasses.replace(survivor, event=event, digest=creation.digest)
 
 
+def _place(row: DeliveryRow) -> tuple[int, str]:
+    return row.event.created_at, row.id
+
+
 def collapse_view(rows: Sequence[DeliveryRow]) -> CollapseView:
-    """Which rows survive and which fold away; reads and writes nothing."""
+    """Which rows survive and which fold away; reads and writes nothing.
+
+    A group's survivor is its newest row (by ``created_at``, then id) and its creation
+    the oldest, wherever they stand in ``rows``.
+    """
     newest: dict[GroupKey, DeliveryRow] = {}
     oldest: dict[GroupKey, DeliveryRow] = {}
-    sizes: dict[GroupKey, int] = {}
-    for row in sorted(rows, key=lambda item: (item.event.created_at, item.id)):
-        if collapsible(row):
-            key = group_key(row)
+    members: dict[GroupKey, list[DeliveryRow]] = {}
+    for row in rows:
+        key = row.group
+        if key is None:
+            continue
+        if key not in members:
+            newest[key] = oldest[key] = row
+            members[key] = [row]
+            continue
+        members[key].append(row)
+        if _place(row) > _place(newest[key]):
             newest[key] = row
-            oldest.setdefault(key, row)
-            sizes[key] = sizes.get(key, 0) + 1
+        elif _place(row) < _place(oldest[key]):
+            oldest[key] = row
+    if not members:
+        return CollapseView(list(rows), [], [])
     delivered: list[DeliveryRow] = []
     suppressed: list[DeliveryRow] = []
     multi: list[DeliveryRow] = []
     as_created: set[str] = set()
     for row in rows:
-        key = group_key(row)
-        survivor = newest.get(key)
-        if survivor is None or survivor.id != row.id:
-            (delivered if survivor is None else suppressed).append(row)
+        key = row.group
+        if key is None:
+            delivered.append(row)
+            continue
+        if newest[key].id != row.id:
+            suppressed.append(row)
             continue
         shown = row
-        if sizes[key] > 1:
+        if len(members[key]) > 1:
             if is_unseen_creation(oldest[key]):
                 shown = presented_as_created(row, oldest[key])
                 as_created.add(row.id)
             multi.append(shown)
         delivered.append(shown)
-    return CollapseView(delivered, suppressed, multi, frozenset(as_created))
+    return CollapseView(delivered, suppressed, multi, frozenset(as_created), members)
 
 
 def creation_diff(content: str) -> str:

@@ -12,19 +12,17 @@ from dataclasses import dataclass, field
 from agentmonitors.delivery import states
 from agentmonitors.delivery.collapse import (
     CollapseView,
-    GroupKey,
     apply_collapse,
     collapse_view,
-    group_key,
     rediffs,
 )
 from agentmonitors.delivery.records import (
+    HIGH_URGENCY_SETTLE_MS,
     MAX_RECAP_EVENTS,
     DeliveryRow,
     Lifecycle,
     summarize,
     summary_json,
-    unread_counts,
 )
 from agentmonitors.delivery.sessions import stamp_recap
 from agentmonitors.delivery.vocabulary import REMINDER
@@ -51,7 +49,7 @@ class SessionView:
     )
     # The settled high rows and their collapse, shared by every batch size asked of
     # this view (a preview and a reservation ask for different sizes).
-    _settled: list[tuple[list[DeliveryRow], CollapseView, list[GroupKey]]] = field(
+    _settled: list[tuple[list[DeliveryRow], CollapseView]] = field(
         default_factory=list, compare=False, repr=False
     )
 
@@ -76,12 +74,15 @@ class SessionView:
         return view
 
     def unread_band(self, urgency: str) -> list[DeliveryRow]:
-        if not self._bands:
-            for level in ("low", "normal", "high"):
-                self._bands[level] = []
+        bands = self._bands
+        if not bands:
+            bands.update(low=[], normal=[], high=[])
             for row in self.unread:
-                self._bands.setdefault(row.urgency, []).append(row)
-        return self._bands.get(urgency, [])
+                found = bands.get(row.urgency)
+                if found is None:
+                    found = bands[row.urgency] = []
+                found.append(row)
+        return bands.get(urgency, [])
 
     def pending_band(self, urgency: str) -> list[DeliveryRow]:
         """Never-surfaced rows of a band, leased ones included."""
@@ -101,12 +102,15 @@ class SessionView:
     def settled_high(self) -> list[DeliveryRow]:
         return self._settled_collapse()[0]
 
-    def _settled_collapse(self) -> tuple[list[DeliveryRow], CollapseView, list[GroupKey]]:
-        """The settled high rows, their collapse, and each row's group key."""
+    def _settled_collapse(self) -> tuple[list[DeliveryRow], CollapseView]:
+        """The settled high rows and their collapse."""
         if not self._settled:
-            settled = [row for row in self.claimable("high") if row.settled(self.now_ms)]
-            keys = [group_key(row) for row in settled]
-            self._settled.append((settled, collapse_view(settled), keys))
+            # ``DeliveryRow.settled``, inlined: this runs over every claimable high row.
+            cutoff = self.now_ms - HIGH_URGENCY_SETTLE_MS
+            settled = [
+                row for row in self.claimable("high") if row.event.created_at * 1000 <= cutoff
+            ]
+            self._settled.append((settled, collapse_view(settled)))
         return self._settled[0]
 
     def reminder_due(self, urgency: str) -> bool:
@@ -115,7 +119,8 @@ class SessionView:
         return bool(claimable) and len(claimable) == len(self.unread_band(urgency))
 
     def counts(self) -> UnreadCounts:
-        return unread_counts(self.unread)
+        low, normal, high = (len(self.unread_band(level)) for level in ("low", "normal", "high"))
+        return {"low": low, "normal": normal, "high": high, "total": low + normal + high}
 
 
 _LAST_VIEW: dict[str, tuple[tuple[object, ...], SessionView]] = {}
@@ -154,7 +159,7 @@ def high_batch(
 def _high_batch(
     conn: sqlite3.Connection, view: SessionView, max_events: int | None
 ) -> HighBatch | None:
-    settled, collapsed, row_keys = view._settled_collapse()
+    settled, collapsed = view._settled_collapse()
     if not settled:
         return None
     representatives = collapsed.delivered
@@ -163,8 +168,7 @@ def _high_batch(
         # Every group surfaces: the candidates are all settled rows, collapsed already.
         candidates, shown = list(settled), collapsed
     else:
-        keys = {group_key(row) for row in representatives[:limit]}
-        candidates = [row for row, key in zip(settled, row_keys, strict=True) if key in keys]
+        candidates = collapsed.rows_of(representatives[:limit])
         shown = collapse_view(candidates)
     return HighBatch(candidates, shown.delivered, rediffs(conn, view.session_id, shown))
 

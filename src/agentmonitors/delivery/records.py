@@ -6,12 +6,12 @@ DB timestamps are epoch seconds; everything printed here is ISO-8601 with ms and
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
 from agentmonitors.clock import iso_from_ms
 from agentmonitors.delivery.vocabulary import LIFECYCLES
-from agentmonitors.delivery.wire import EventSummary, SessionRecord, UnreadCounts
+from agentmonitors.delivery.wire import EventSummary, SessionRecord
 from agentmonitors.store.records import EventRow, iso_from_seconds
 
 # The type of a checked lifecycle; tests hold it equal to LIFECYCLES.
@@ -80,7 +80,19 @@ STATE_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
+# (``"net"``, monitor, object key, workspace)
+NetGroup = tuple[str, str, str, str]
+
+
+def net_group(event: EventRow) -> NetGroup | None:
+    """The group the ``net`` collapse folds this event into: events of a ``net`` monitor
+    that carry a snapshot and an object key; None for any other event."""
+    if event.baseline_strategy != "net" or event.snapshot_text is None or event.object_key is None:
+        return None
+    return ("net", event.monitor_id, event.object_key, event.workspace_path or "")
+
+
+@dataclass(frozen=True, slots=True)
 class DeliveryRow:
     """One session's projection of one event: the shared event plus this recipient's state."""
 
@@ -89,6 +101,18 @@ class DeliveryRow:
     acknowledged_at: int | None
     recipient_diff: str | None
     digest: str | None
+    # Derived from the event once, as plain slots: every decision reads them for each
+    # of a session's unread rows, and computing them per read added up.
+    id: str = field(init=False, repr=False, compare=False)
+    urgency: str = field(init=False, repr=False, compare=False)
+    group: NetGroup | None = field(init=False, repr=False, compare=False)
+    """The ``net`` collapse group, or None for an event that is its own group."""
+
+    def __post_init__(self) -> None:
+        event = self.event
+        object.__setattr__(self, "id", event.id)
+        object.__setattr__(self, "urgency", event.urgency)
+        object.__setattr__(self, "group", net_group(event))
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> DeliveryRow:
@@ -99,14 +123,6 @@ class DeliveryRow:
             recipient_diff=row["s_diff_text"],
             digest=row["s_interpret_digest"],
         )
-
-    @property
-    def id(self) -> str:
-        return self.event.id
-
-    @property
-    def urgency(self) -> str:
-        return self.event.urgency
 
     @property
     def pending(self) -> bool:
@@ -156,16 +172,3 @@ def summarize(rows: list[DeliveryRow]) -> str:
         f"{index}. {row.recipient_summary() or row.event.title}"
         for index, row in enumerate(rows, start=1)
     )
-
-
-def unread_counts(unread: list[DeliveryRow]) -> UnreadCounts:
-    counts = dict.fromkeys(URGENCIES, 0)
-    for row in unread:
-        if row.urgency in counts:
-            counts[row.urgency] += 1
-    return {
-        "low": counts["low"],
-        "normal": counts["normal"],
-        "high": counts["high"],
-        "total": sum(counts.values()),
-    }

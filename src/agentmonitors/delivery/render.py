@@ -1,4 +1,6 @@
-"""Render a ``DeliveryClaim`` for the hook or the MCP channel, and size it (spec 06 §4.3, §4.4, §8).
+"""Render a ``DeliveryClaim`` for the hook or the MCP channel, and size it.
+
+See docs/architecture.md, "Text and sizes".
 
 Claims are plain mappings as they arrive over IPC. Every renderer also reports which
 events it showed, so the caller can hold "claimed set == rendered set" before it
@@ -71,6 +73,13 @@ def _events(claim: Claim) -> list[Event]:
     return list(events) if isinstance(events, list | tuple) else []
 
 
+# The fields a block is made of. Sizing renders the same events several times in one
+# delivery (the preview, the reserved claim, the text), so blocks are kept by content.
+_BLOCK_FIELDS = ("monitorId", "urgency", "title", "body", "summary", "objectDetail", "diffText")
+_BLOCKS: dict[tuple[object, ...], str] = {}
+_MAX_BLOCKS = 256
+
+
 def event_block(event: Event, sanitize: Callable[[str], str]) -> str:
     """One event's block, every field passed through the transport's ``sanitize``.
 
@@ -79,6 +88,20 @@ def event_block(event: Event, sanitize: Callable[[str], str]) -> str:
     the body or the detail line. ``Changes:`` appears only for a non-blank diff,
     which is bounded (:data:`MAX_EVENT_DIFF`) before it is sanitized.
     """
+    key = (sanitize, *(event.get(name) for name in _BLOCK_FIELDS))
+    try:
+        block = _BLOCKS.get(key)
+    except TypeError:  # a field that is not hashable: render it, keep nothing
+        return _event_block(event, sanitize)
+    if block is None:
+        block = _event_block(event, sanitize)
+        if len(_BLOCKS) >= _MAX_BLOCKS:
+            _BLOCKS.clear()
+        _BLOCKS[key] = block
+    return block
+
+
+def _event_block(event: Event, sanitize: Callable[[str], str]) -> str:
     title = sanitize(_text(event, "title"))
     body = sanitize(_text(event, "body"))
     summary = sanitize(_text(event, "summary"))
@@ -111,7 +134,7 @@ class _Layout:
 
     The hook's header names the ids of the blocks it shows, so its length grows with
     the number of blocks; the channel has no header. ``count`` is the header fixed
-    point of §4.4 (for the channel, plain whole-block packing).
+    point (for the channel, plain whole-block packing).
     """
 
     __slots__ = (
@@ -186,7 +209,7 @@ class _Layout:
         return self.header(k) + self.joiner.join(self.blocks[:k])
 
     def fit(self, more_deferred: bool, cap: int) -> tuple[bool, int, int, int]:
-        """``(fits, included, whole, reserved)``: §4.4's ``fit`` plus both packings."""
+        """``(fits, included, whole, reserved)``: :func:`fit` plus both packings."""
         n = len(self.blocks)
         whole = self.count(cap)
         if whole == n and not more_deferred:
@@ -210,7 +233,7 @@ def fit(
     session_id: str,
     socket_path: str,
 ) -> tuple[bool, int]:
-    """§4.4 ``fit``: ``(fits, included)`` for these events under ``cap``.
+    """``(fits, included)`` for these events under ``cap``.
 
     All fit and nothing else is deferred: fits. Otherwise the blocks are re-packed
     under ``cap − len(M1)`` (``C1`` for the channel), ``included = max(1, k)``, and

@@ -12,11 +12,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from agentmonitors.clock import Clock, ManualClock, SystemClock
-from agentmonitors.delivery import sessions, states
+from agentmonitors.delivery import sessions, states, unread
 from agentmonitors.delivery.decide import Decision, SessionView, apply, decide, high_batch
 from agentmonitors.delivery.diagnose import diagnose
 from agentmonitors.delivery.events import EventQuery, list_events
@@ -67,6 +68,25 @@ class DeliveryService:
         self._hook_state_written: dict[str, dict[str, Any]] = {}
 
     @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """``db.write()``, forgetting the kept unread rows if it does not commit.
+
+        The rows are carried across this service's own writes (``unread.carry``); a
+        rollback undoes the rows' changes but not the connection's change count, so
+        kept rows could otherwise describe writes that never happened.
+        """
+        try:
+            with self.db.write() as conn:
+                try:
+                    yield conn
+                except BaseException:
+                    unread.forget()  # under the write lock, before the rollback
+                    raise
+        except BaseException:
+            unread.forget()
+            raise
+
+    @contextlib.contextmanager
     def one_instant(self) -> Iterator[None]:
         """Answer every question asked inside at the same ``now``.
 
@@ -111,14 +131,14 @@ class DeliveryService:
             workspace_path=workspace_path,
             role=role,
         )
-        with self.db.write() as conn:
+        with self._write() as conn:
             row = sessions.open_session(conn, spec, self.clock.now_ms())
         self.request_refresh(str(row["id"]))
         return session_json(row)
 
     def close_session(self, session_id: str) -> SessionRecord:
         """Dormant, with its ephemeral monitors reaped; ``SessionNotFound`` if unknown."""
-        with self.db.write() as conn:
+        with self._write() as conn:
             row = sessions.close_session(conn, session_id, self.clock.now_ms())
         self.request_refresh(session_id)
         return session_json(row)
@@ -139,7 +159,7 @@ class DeliveryService:
         return None if row is None else session_json(row)
 
     def touch_session(self, session_id: str) -> None:
-        with self.db.write() as conn:
+        with self._write() as conn:
             sessions.get_session(conn, session_id)
             sessions.touch_session(conn, session_id, self.clock.now_ms())
 
@@ -165,14 +185,14 @@ class DeliveryService:
         unknown: list[str] = []
         acknowledged = 0
         held = 0
-        with self.db.write() as conn:
+        with self._write() as conn:
             sessions.get_session(conn, session_id)
             if event_ids:
                 # Naming the events of a live channel push proves the host showed it.
                 self._confirm_acked_pushes(conn, session_id, set(event_ids), now)
             if event_ids is None:
                 leased = self.reservations.leased(session_id)
-                unread = [row.id for row in states.unread_rows(conn, session_id)]
+                unread = states.unread_ids(conn, session_id)
                 ids = [event_id for event_id in unread if event_id not in leased]
                 held = len(unread) - len(ids)
                 folded = [
@@ -197,7 +217,7 @@ class DeliveryService:
         """Decide and apply in one transaction; the ``DeliveryClaim`` or None."""
         checked = check_lifecycle(lifecycle)
         now = self.clock.now_ms()
-        with self.db.write() as conn:
+        with self._write() as conn:
             decision = self._decide(conn, session_id, checked, max_events, now)
             if decision is not None:
                 apply(conn, decision, now)
@@ -222,7 +242,7 @@ class DeliveryService:
         """
         checked = check_lifecycle(lifecycle)
         now = self.clock.now_ms()
-        with self.db.write() as conn:
+        with self._write() as conn:
             if transport != "channel" and not self.pushes.confirmed(session_id):
                 for push in self.pushes.of_session(session_id):
                     self.reservations.remove(push.delivery_id)
@@ -253,7 +273,7 @@ class DeliveryService:
     def commit(self, reservation_id: str) -> DeliveryClaim | None:
         """Apply a live reservation's stored plan (no re-deciding); None if unknown or expired."""
         now = self.clock.now_ms()
-        with self.db.write() as conn:
+        with self._write() as conn:
             reservation, live = self._apply_if_live(conn, reservation_id, now)
         if reservation is None:
             return None
@@ -303,7 +323,7 @@ class DeliveryService:
         """
         now = self.clock.now_ms()
         confirmed: list[str] = []
-        with self.db.write() as conn:
+        with self._write() as conn:
             for delivery_id in dict.fromkeys(delivery_ids):
                 push = self.pushes.get(delivery_id)
                 if push is None or push.session_id != session_id:

@@ -10,6 +10,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from agentmonitors.delivery.records import SessionNotFound
+from agentmonitors.delivery.unread import carry, version
 from agentmonitors.store.database import Database
 from agentmonitors.store.ids import new_id
 
@@ -103,19 +104,24 @@ def close_session(conn: sqlite3.Connection, session_id: str, now_ms: int) -> sql
 
 def touch_session(conn: sqlite3.Connection, session_id: str, now_ms: int) -> None:
     now = now_ms // 1000
+    before = version(conn)
     conn.execute(
         "UPDATE agent_sessions SET last_active_at = ?, updated_at = ? WHERE id = ?",
         (now, now, session_id),
     )
+    # Every hook call touches its session: that must not cost a re-read of its rows.
+    carry(conn, before)
 
 
 def stamp_recap(conn: sqlite3.Connection, session_id: str, now_ms: int) -> None:
     now = now_ms // 1000
+    before = version(conn)
     conn.execute(
         "UPDATE agent_sessions SET last_recap_at = ?, last_active_at = ?, updated_at = ?"
         " WHERE id = ?",
         (now, now, now, session_id),
     )
+    carry(conn, before)
 
 
 def list_sessions(conn: sqlite3.Connection) -> list[sqlite3.Row]:

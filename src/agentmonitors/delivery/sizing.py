@@ -1,4 +1,6 @@
-"""Reserve a delivery sized to what the transport can show (spec 06 §4.4).
+"""Reserve a delivery sized to what the transport can show.
+
+See docs/architecture.md, "The delivery protocol".
 
 The daemon runs this against its :class:`~agentmonitors.delivery.service.DeliveryService`
 (any :class:`Reserver` will do), inside one pinned instant, for ``hook.reserveRendered``

@@ -8,81 +8,28 @@ callers subtract (``pending_for_claim``). Functions run inside the caller's tran
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 from agentmonitors.delivery.records import DeliveryRow
+from agentmonitors.delivery.unread import carry, unread_ids, unread_rows, version
+from agentmonitors.delivery.unread import chunks as _chunks
 from agentmonitors.store.ids import new_id
-from agentmonitors.store.records import EventRow
 
-# Keep well under SQLite's bound-parameter limit.
-_CHUNK = 500
-# (connection, session, band) -> ((changes by us, changes by others), rows)
-_UNREAD_CACHE: dict[tuple[int, str, str | None], tuple[tuple[int, int], list[DeliveryRow]]] = {}
-
-
-def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
-    for start in range(0, len(ids), _CHUNK):
-        yield ids[start : start + _CHUNK]
-
-
-def unread_rows(
-    conn: sqlite3.Connection, session_id: str, urgency: str | None = None
-) -> list[DeliveryRow]:
-    """Unacknowledged, non-suppressed rows of one session, ``created_at ASC, id ASC``.
-
-    Every hook call re-reads these, so only the per-recipient columns are read for
-    each row; the (immutable) event rows come from a per-process cache, and only
-    the ones not seen yet are read in full.
-    """
-    sql = (
-        "SELECT s.event_id, s.first_notified_at, s.acknowledged_at, s.diff_text,"
-        " s.interpret_digest FROM session_event_state s"
-        " JOIN monitor_events e ON e.id = s.event_id"
-        " WHERE s.session_id = ? AND s.acknowledged_at IS NULL"
-        " AND COALESCE(s.interpret_decision, '') != 'suppress'"
-        " AND s.net_suppressed_at IS NULL"
-    )
-    params: tuple[str, ...] = (session_id,)
-    if urgency is not None:
-        sql += " AND e.urgency = ?"
-        params += (urgency,)
-    sql += " ORDER BY e.created_at ASC, e.id ASC"
-    # A hook makes several calls in a row (preview, reminder, reserve, commit); while
-    # nothing was written by this connection or any other, the rows are the same.
-    version = (conn.total_changes, conn.execute("PRAGMA data_version").fetchone()[0])
-    key = (id(conn), session_id, urgency)
-    cached = _UNREAD_CACHE.get(key)
-    if cached is not None and cached[0] == version:
-        return list(cached[1])
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    states = cursor.execute(sql, params).fetchall()
-    events = cached_events(conn, [state[0] for state in states])
-    rows = [
-        DeliveryRow(events[event_id], first, acknowledged, diff, digest)
-        for event_id, first, acknowledged, diff, digest in states
-    ]
-    if len(_UNREAD_CACHE) > 256:
-        _UNREAD_CACHE.clear()
-    _UNREAD_CACHE[key] = (version, rows)
-    return list(rows)
-
-
-def cached_events(conn: sqlite3.Connection, event_ids: Sequence[str]) -> dict[str, EventRow]:
-    """The event rows for these ids, read from the database only when not cached."""
-    found: dict[str, EventRow] = {}
-    missing: list[str] = []
-    for event_id in event_ids:
-        event = EventRow.cached(event_id)
-        if event is None:
-            missing.append(event_id)
-        else:
-            found[event_id] = event
-    for chunk in _chunks(missing):
-        marks = ", ".join("?" for _ in chunk)
-        for row in conn.execute(f"SELECT * FROM monitor_events WHERE id IN ({marks})", chunk):
-            found[row["id"]] = EventRow.from_row_cached(row)
-    return found
+__all__ = [
+    "acknowledge",
+    "advance_cursors",
+    "band",
+    "cursor_content",
+    "cursor_object_key",
+    "folded_unacknowledged",
+    "mark_claimed",
+    "mark_net_suppressed",
+    "pending",
+    "pending_for_claim",
+    "set_recipient_diff",
+    "unread_ids",
+    "unread_rows",
+]
 
 
 def band(rows: Iterable[DeliveryRow], urgency: str) -> list[DeliveryRow]:
@@ -96,7 +43,11 @@ def pending(rows: Iterable[DeliveryRow]) -> list[DeliveryRow]:
 
 def pending_for_claim(rows: Iterable[DeliveryRow], leased: set[str]) -> list[DeliveryRow]:
     """Pending rows not held by a live reservation."""
-    return [row for row in rows if row.pending and row.id not in leased]
+    return [
+        row
+        for row in rows
+        if row.first_notified_at is None and row.acknowledged_at is None and row.id not in leased
+    ]
 
 
 def acknowledge(
@@ -112,10 +63,12 @@ def acknowledge(
     Returns the ids that were never projected to this session (so a caller can tell a
     typo from success) and how many of the given ids were unacknowledged until now.
     """
+    before = version(conn)
     now = now_ms // 1000
+    ids = list(dict.fromkeys(event_ids))
     unknown: list[str] = []
     acknowledged = 0
-    for chunk in _chunks(list(dict.fromkeys(event_ids))):
+    for chunk in _chunks(ids):
         marks = ", ".join("?" for _ in chunk)
         known = {
             row[0]
@@ -126,24 +79,73 @@ def acknowledge(
             )
         }
         unknown += [event_id for event_id in chunk if event_id not in known]
-        acknowledged += conn.execute(
+        acknowledged += _set_acknowledged(conn, session_id, chunk, now)
+    _set_acknowledged(conn, session_id, _folded_behind(conn, session_id, ids), now)
+    # Every given row is acknowledged now; the folded ones were never unread.
+    carry(conn, before, session_id, gone=ids)
+    return unknown, acknowledged
+
+
+def _set_acknowledged(
+    conn: sqlite3.Connection, session_id: str, event_ids: Sequence[str], now: int
+) -> int:
+    """Stamp the unacknowledged ones of these rows; how many were stamped."""
+    stamped = 0
+    for chunk in _chunks(event_ids):
+        marks = ", ".join("?" for _ in chunk)
+        stamped += conn.execute(
             "UPDATE session_event_state SET acknowledged_at = ?, updated_at = ?"
             f" WHERE session_id = ? AND acknowledged_at IS NULL AND event_id IN ({marks})",
             (now, now, session_id, *chunk),
         ).rowcount
-        conn.execute(
-            "UPDATE session_event_state SET acknowledged_at = ?, updated_at = ?"
-            " WHERE session_id = ? AND acknowledged_at IS NULL AND net_suppressed_at IS NOT NULL"
-            " AND event_id IN (SELECT folded.id FROM monitor_events folded"
-            " JOIN monitor_events survivor ON survivor.monitor_id = folded.monitor_id"
-            " AND survivor.object_key = folded.object_key"
-            " AND COALESCE(survivor.workspace_path, '') = COALESCE(folded.workspace_path, '')"
-            " AND (folded.created_at < survivor.created_at"
-            " OR (folded.created_at = survivor.created_at AND folded.id < survivor.id))"
-            f" WHERE survivor.id IN ({marks}))",
-            (now, now, session_id, *chunk),
+    return stamped
+
+
+# (monitor, object key, workspace) of an event, and its place in time.
+_ObjectKey = tuple[str, str, str]
+_Place = tuple[int, str]
+
+
+def _folded_behind(
+    conn: sqlite3.Connection, session_id: str, event_ids: Sequence[str]
+) -> list[str]:
+    """The session's folded, unacknowledged rows older than a given event of their object.
+
+    Matched here rather than in one self-join: the folded rows are few and found through
+    the unread-only index, while a join per acknowledged id walked the monitor's whole
+    history and made acknowledging a large backlog quadratic.
+    """
+    folded: dict[_ObjectKey, list[tuple[_Place, str]]] = {}
+    for event_id, monitor_id, object_key, workspace, created_at in conn.execute(
+        "SELECT e.id, e.monitor_id, e.object_key, COALESCE(e.workspace_path, ''), e.created_at"
+        " FROM session_event_state s JOIN monitor_events e ON e.id = s.event_id"
+        " WHERE s.session_id = ? AND s.acknowledged_at IS NULL"
+        " AND s.net_suppressed_at IS NOT NULL AND e.object_key IS NOT NULL",
+        (session_id,),
+    ):
+        folded.setdefault((monitor_id, object_key, workspace), []).append(
+            ((created_at, event_id), event_id)
         )
-    return unknown, acknowledged
+    if not folded:
+        return []
+    # The newest given event of each object that has folded rows.
+    newest: dict[_ObjectKey, _Place] = {}
+    for chunk in _chunks(event_ids):
+        marks = ", ".join("?" for _ in chunk)
+        for event_id, monitor_id, object_key, workspace, created_at in conn.execute(
+            "SELECT id, monitor_id, object_key, COALESCE(workspace_path, ''), created_at"
+            f" FROM monitor_events WHERE id IN ({marks}) AND object_key IS NOT NULL",
+            chunk,
+        ):
+            key, place = (monitor_id, object_key, workspace), (created_at, event_id)
+            if key in folded and (key not in newest or place > newest[key]):
+                newest[key] = place
+    return [
+        event_id
+        for key, survivor in newest.items()
+        for place, event_id in folded[key]
+        if place < survivor
+    ]
 
 
 def folded_unacknowledged(conn: sqlite3.Connection, session_id: str) -> list[str]:
@@ -173,6 +175,7 @@ def mark_claimed(
 
     ``first_notified_at`` keeps its first value on a re-claim (only its NULL-ness is read).
     """
+    before = version(conn)
     now = now_ms // 1000
     ids = list(dict.fromkeys(row.id for row in rows))
     for chunk in _chunks(ids):
@@ -184,6 +187,7 @@ def mark_claimed(
             (now, now, lifecycle, now, session_id, *chunk),
         )
     advance_cursors(conn, session_id, rows, now_ms)
+    carry(conn, before, session_id, changed=ids)
 
 
 def cursor_object_key(row: DeliveryRow) -> str:
@@ -201,26 +205,27 @@ def advance_cursors(
             continue
         key = (row.event.monitor_id, cursor_object_key(row), row.event.workspace_path or "")
         newest[key] = row
-    for row in newest.values():
-        event = row.event
-        conn.execute(
-            "INSERT INTO session_object_cursor (id, session_id, monitor_id, object_key,"
-            " workspace_path, baseline_snapshot_id, baseline_content, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (session_id, monitor_id, object_key, COALESCE(workspace_path, ''))"
-            " DO UPDATE SET baseline_snapshot_id = excluded.baseline_snapshot_id,"
-            " baseline_content = excluded.baseline_content, updated_at = excluded.updated_at",
+    conn.executemany(
+        "INSERT INTO session_object_cursor (id, session_id, monitor_id, object_key,"
+        " workspace_path, baseline_snapshot_id, baseline_content, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (session_id, monitor_id, object_key, COALESCE(workspace_path, ''))"
+        " DO UPDATE SET baseline_snapshot_id = excluded.baseline_snapshot_id,"
+        " baseline_content = excluded.baseline_content, updated_at = excluded.updated_at",
+        [
             (
                 new_id(now_ms),
                 session_id,
-                event.monitor_id,
+                row.event.monitor_id,
                 cursor_object_key(row),
-                event.workspace_path,
-                event.id,
-                event.snapshot_text,
+                row.event.workspace_path,
+                row.event.id,
+                row.event.snapshot_text,
                 now_ms // 1000,
-            ),
-        )
+            )
+            for row in newest.values()
+        ],
+    )
 
 
 def cursor_content(conn: sqlite3.Connection, session_id: str, row: DeliveryRow) -> str | None:
@@ -236,16 +241,19 @@ def cursor_content(conn: sqlite3.Connection, session_id: str, row: DeliveryRow) 
 def set_recipient_diff(
     conn: sqlite3.Connection, session_id: str, event_id: str, diff: str, now_ms: int
 ) -> None:
+    before = version(conn)
     conn.execute(
         "UPDATE session_event_state SET diff_text = ?, updated_at = ?"
         " WHERE session_id = ? AND event_id = ?",
         (diff, now_ms // 1000, session_id, event_id),
     )
+    carry(conn, before, session_id, changed=(event_id,))
 
 
 def mark_net_suppressed(
     conn: sqlite3.Connection, session_id: str, event_ids: Sequence[str], now_ms: int
 ) -> None:
+    before = version(conn)
     now = now_ms // 1000
     for chunk in _chunks(list(event_ids)):
         marks = ", ".join("?" for _ in chunk)
@@ -254,3 +262,4 @@ def mark_net_suppressed(
             f" WHERE session_id = ? AND event_id IN ({marks})",
             (now, now, session_id, *chunk),
         )
+    carry(conn, before, session_id, gone=event_ids)

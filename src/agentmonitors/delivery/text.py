@@ -1,8 +1,8 @@
-"""Text primitives shared by the delivery transports (spec 06 §4.2, §4.3, §8).
+"""Text primitives shared by the delivery transports (docs/architecture.md, "Text and sizes").
 
 Sanitizers, shell-path quoting, code-point cuts and the fixed phrases. Python strings
 are sequences of code points, so every slice here already lands on a code-point
-boundary; lengths and caps are counted in code points (00-decisions §2).
+boundary; lengths and caps are counted in code points.
 
 Runs on the hook path of every prompt and tool call: standard library only, and
 nothing imported at module level.

@@ -10,7 +10,6 @@ gets one message.
 
 from __future__ import annotations
 
-import difflib
 import types
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -23,6 +22,9 @@ Path = tuple[str | int, ...]
 
 
 def nearest_key_hint(key: str, known: Iterable[str]) -> str:
+    # Here, not at the top: only an unknown key needs it, and every parse imports this.
+    import difflib
+
     choices = list(known)
     close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
     if close:

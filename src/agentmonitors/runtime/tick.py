@@ -260,6 +260,7 @@ class Runtime:
         notify_state = dict(state.notify_state) if state is not None else {}
         paced = dispatch(monitor.frontmatter.notify, captured, envelopes, now, notify_state)
         observed, emitted = len(outcome.observations), len(paced.emitted)
+        kept = not outcome.has_next_state and state is not None
         next_source_state = (
             outcome.next_state
             if outcome.has_next_state
@@ -282,6 +283,7 @@ class Runtime:
                 last_observation_at_ms=now,
                 source_state=next_source_state,
                 notify_state=paced.state,
+                source_unchanged=kept,
             )
             self._history(monitor, verdict, {"observed": observed, "emitted": emitted}, now, conn)
             self._materialize_all(monitor, paced.emitted, now, result, conn)

@@ -10,7 +10,8 @@ source later parses are the same thing.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -218,30 +219,76 @@ def known_keys_for(source: Source) -> tuple[str, ...] | None:
 
 
 class SourceRegistry:
-    """Sources by name, in registration order."""
+    """Sources by name: ``loaders`` (made on first use, in their given order), then
+    registered ones.
 
-    def __init__(self) -> None:
+    ``complete`` adds the rest (the installed plugins): it runs once, only when a name
+    is asked for that no loader or registered source has, or when the full list is.
+    So a command whose monitors use one bundled source imports only that one.
+    """
+
+    def __init__(
+        self,
+        loaders: Mapping[str, Callable[[], Source]] | None = None,
+        complete: Callable[[SourceRegistry], None] | None = None,
+    ) -> None:
+        self._loaders: dict[str, Callable[[], Source]] = dict(loaders or {})
+        self._order: builtins.list[str] = list(self._loaders)
         self._sources: dict[str, Source] = {}
         self._traits: dict[str, SourceTraits] = {}
+        self._complete = complete
+        # The daemon's request threads may ask for a source while its tick loads one.
+        self._lock = threading.RLock()
 
     def register(self, source: Source) -> None:
-        if source.name in self._sources:
-            raise ValueError(f'Observation source "{source.name}" is already registered')
+        with self._lock:
+            if source.name in self._sources or source.name in self._loaders:
+                raise ValueError(f'Observation source "{source.name}" is already registered')
+            self._add(source)
+            self._order.append(source.name)
+
+    def _add(self, source: Source) -> None:
         self._sources[source.name] = source
         self._traits[source.name] = traits_of(source)
 
+    def _known(self, name: str) -> Source | None:
+        source = self._sources.get(name)
+        if source is not None:
+            return source
+        loader = self._loaders.get(name)
+        if loader is None:
+            return None
+        with self._lock:
+            if name not in self._sources:
+                self._add(loader())
+            return self._sources[name]
+
+    def _completed(self) -> None:
+        with self._lock:
+            complete, self._complete = self._complete, None
+            if complete is not None:
+                complete(self)
+
     def get(self, name: str) -> Source | None:
-        return self._sources.get(name)
+        source = self._known(name)
+        if source is None and self._complete is not None:
+            self._completed()
+            source = self._known(name)
+        return source
 
     def traits(self, name: str) -> SourceTraits:
         """The named source's traits, defaults filled in (all defaults for an unknown name)."""
+        if name not in self._traits:
+            self.get(name)
         return self._traits.get(name) or traits_of(None)
 
     def has(self, name: str) -> bool:
-        return name in self._sources
+        return name in self._loaders or self.get(name) is not None
 
     def list(self) -> builtins.list[Source]:
-        return list(self._sources.values())
+        sources = [self.get(name) for name in self.names()]
+        return [source for source in sources if source is not None]
 
     def names(self) -> builtins.list[str]:
-        return list(self._sources)
+        self._completed()
+        return list(self._order)

@@ -5,12 +5,14 @@ expand the globs, fingerprint every matched file, and compare with the fingerpri
 stored in the previous state. The state also keeps each settled file's ``(size,
 mtime_ns, ctime_ns, inode)`` under ``stats``, so an unchanged file is not read again, in
 the daemon or in a fresh ``daemon once`` process alike (a state without ``stats``, as
-older versions stored, just means every file is read once). A file is "settled" when it
-was hashed at least :data:`RACY_WINDOW_NS` after its last mtime and ctime: a write in
-the same timestamp tick as the hash could otherwise leave all four values unchanged. The
-ctime is what catches a rewrite whose old mtime was restored (``touch -r``, ``rsync
--t``, an archive extraction): restoring the mtime moves the ctime, as git's index relies
-on. (The wall clock, not ``context.now_ms``: mtimes and ctimes are wall-clock facts.)
+older versions stored, just means every file is read once). A state that would come out
+the same is not handed back, so the runtime keeps the stored one without rewriting it.
+A file is "settled" when it was hashed at least :data:`RACY_WINDOW_NS` after its last
+mtime and ctime: a write in the same timestamp tick as the hash could otherwise leave
+all four values unchanged. The ctime is what catches a rewrite whose old mtime was
+restored (``touch -r``, ``rsync -t``, an archive extraction): restoring the mtime moves
+the ctime, as git's index relies on. (The wall clock, not ``context.now_ms``: mtimes
+and ctimes are wall-clock facts.)
 
 Files are hashed in chunks, so memory does not grow with a file's size; a changed
 file's text (its snapshot, from which diffs are made) is kept only up to
@@ -19,7 +21,6 @@ file's text (its snapshot, from which diffs are made) is kept only up to
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import time
@@ -40,6 +41,7 @@ from agentmonitors.sources.file_globs import (
     resolve_base,
 )
 from agentmonitors.sources.observation import (
+    KEEP_STATE,
     ChangeKind,
     Observation,
     ObservationContext,
@@ -91,19 +93,6 @@ def _stat_key(info: os.stat_result) -> list[int]:
     return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
 
 
-def _unchanged(key: Any, info: os.stat_result) -> bool:
-    """Whether a stored stat key still describes the file (field by field: this runs
-    for every matched file, so no list is built to compare)."""
-    return (
-        isinstance(key, list)
-        and len(key) == 4
-        and key[0] == info.st_size
-        and key[1] == info.st_mtime_ns
-        and key[2] == info.st_ctime_ns
-        and key[3] == info.st_ino
-    )
-
-
 def _settled(info: os.stat_result, at_ns: int) -> bool:
     """Whether the file's last write is far enough before ``at_ns`` to trust its stat."""
     return at_ns - max(info.st_mtime_ns, info.st_ctime_ns) >= RACY_WINDOW_NS
@@ -130,6 +119,10 @@ class FileFingerprintSource(ModelSource):
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
     ) -> ObservationResult:
+        # Here, not at the top: validate and init import this module but never observe,
+        # and whoever awaits this has asyncio loaded already.
+        import asyncio
+
         parsed = self.checked_config(config)
         assert isinstance(parsed, FileFingerprintConfig)
         return await asyncio.to_thread(self._reconcile, parsed, context)
@@ -148,13 +141,48 @@ class FileFingerprintSource(ModelSource):
         files, skipped = confined_files(globs, compile_patterns(config.ignore, base), confinement)
         previous = _previous_fingerprints(context.previous_state)
         stored = _previous_stats(context.previous_state) if previous is not None else {}
+        fingerprints, stats, contents = self._fingerprints(files, previous, stored)
+        observations: list[Observation] = []
+        if previous is not None:
+            # Only the paths whose hash moved, appeared or went can make an observation.
+            differing = {path for path, sha in fingerprints.items() if previous.get(path) != sha}
+            differing.update(path for path in previous if path not in fingerprints)
+            for path in sorted(differing):
+                observation = _compare(path, previous, fingerprints, contents)
+                if observation is not None:
+                    observations.append(observation)
+        # An unchanged state is left as stored: rewriting 10,000 files' worth of JSON
+        # every tick would cost more than the whole stat-based check.
+        unchanged = previous is not None and fingerprints == previous and stats == stored
+        return ObservationResult(
+            observations=observations,
+            next_state=KEEP_STATE if unchanged else {"fingerprints": fingerprints, "stats": stats},
+            outcome="no-files-matched" if not files and not observations else None,
+            warnings=[link.describe() for link in skipped],
+        )
+
+    def _fingerprints(
+        self,
+        files: Mapping[str, os.stat_result],
+        previous: Mapping[str, Any] | None,
+        stored: Mapping[str, Any],
+    ) -> tuple[dict[str, str], dict[str, Any], dict[str, bytes | None]]:
+        """Each file's hash (the stored one when its stat key still holds), the stat keys
+        to store, and the text of each file whose hash moved from a known baseline."""
         fingerprints: dict[str, str] = {}
         stats: dict[str, Any] = {}
         contents: dict[str, bytes | None] = {}
+        known_hashes = previous if previous is not None else {}
         for path, info in files.items():
-            known = previous.get(path) if previous is not None else None
+            known = known_hashes.get(path)
             key = stored.get(path)
-            if known is not None and _unchanged(key, info):
+            # Compared inline, not through a helper: this runs for every matched file.
+            if known is not None and key == [
+                info.st_size,
+                info.st_mtime_ns,
+                info.st_ctime_ns,
+                info.st_ino,
+            ]:
                 # Settled when stored, unchanged since: the stored hash stands.
                 fingerprints[path] = known
                 stats[path] = key
@@ -167,19 +195,7 @@ class FileFingerprintSource(ModelSource):
                 stats[path] = _stat_key(info)
             if previous is not None and known != sha:
                 contents[path] = data
-
-        observations: list[Observation] = []
-        if previous is not None:
-            for path in sorted(fingerprints.keys() | previous.keys()):
-                observation = _compare(path, previous, fingerprints, contents)
-                if observation is not None:
-                    observations.append(observation)
-        return ObservationResult(
-            observations=observations,
-            next_state={"fingerprints": fingerprints, "stats": stats},
-            outcome="no-files-matched" if not files and not observations else None,
-            warnings=[link.describe() for link in skipped],
-        )
+        return fingerprints, stats, contents
 
 
 def _compare(
@@ -243,6 +259,8 @@ def _previous_fingerprints(state: Any) -> dict[str, Any] | None:
     if not isinstance(state, Mapping):
         return None
     fingerprints = state.get("fingerprints")
+    if isinstance(fingerprints, dict) and all(isinstance(path, str) for path in fingerprints):
+        return fingerprints  # as stored: only read, never changed
     if not isinstance(fingerprints, Mapping):
         return None
     return {str(path): value for path, value in fingerprints.items()}

@@ -19,7 +19,7 @@ An unparseable URL becomes :data:`UNPARSEABLE_URL` in both.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Final
 from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -52,12 +52,6 @@ def is_sensitive_name(name: str) -> bool:
     """Whether a header or query-parameter name suggests it carries a credential."""
     lowered = name.strip().lower()
     return lowered in _SENSITIVE_EXACT or _SENSITIVE_NAME.search(lowered) is not None
-
-
-def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """``headers`` with every credential-looking value (Authorization, Cookie, *token*,
-    *key* …) replaced by ``[redacted]``."""
-    return {name: REDACTED if is_sensitive_name(name) else value for name, value in headers.items()}
 
 
 def redact_url(url: str) -> str:

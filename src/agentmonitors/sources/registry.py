@@ -6,53 +6,61 @@ a zero-argument factory (a class, a function) that returns one. Plugins load aft
 the bundled sources, ordered by distribution name then entry-point name. A plugin
 that fails to load, is not a usable source, or reuses a name already registered is
 reported and skipped, never fatal, and never displaces a bundled source.
+
+Nothing is imported up front: a bundled source's module loads when a monitor (or a
+command listing every source) first asks for it, and the plugins are looked up when a
+name that is not bundled, or the full list, is first asked for.
 """
 
 from __future__ import annotations
 
-import inspect
+import importlib
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentmonitors.sources.api_poll import ApiPollSource
-from agentmonitors.sources.base import SourceRegistry
-from agentmonitors.sources.command_poll import CommandPollSource
-from agentmonitors.sources.file_fingerprint import FileFingerprintSource
-from agentmonitors.sources.incoming_changes import IncomingChangesSource
-from agentmonitors.sources.schedule import ScheduleSource
+from agentmonitors.sources.base import Source, SourceRegistry
 from agentmonitors.sources.traits import traits_problem
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 log = logging.getLogger("agentmonitors.sources")
 
 ENTRY_POINT_GROUP = "agentmonitors.sources"
 
-BUNDLED_SOURCE_NAMES = (
-    "file-fingerprint",
-    "api-poll",
-    "command-poll",
-    "schedule",
-    "incoming-changes",
-)
+# Each bundled source by name: its module and class, imported when first asked for
+# (api-poll alone brings in an HTTP client that a folder of file monitors never needs).
+BUNDLED_SOURCES = {
+    "file-fingerprint": ("agentmonitors.sources.file_fingerprint", "FileFingerprintSource"),
+    "api-poll": ("agentmonitors.sources.api_poll", "ApiPollSource"),
+    "command-poll": ("agentmonitors.sources.command_poll", "CommandPollSource"),
+    "schedule": ("agentmonitors.sources.schedule", "ScheduleSource"),
+    "incoming-changes": ("agentmonitors.sources.incoming_changes", "IncomingChangesSource"),
+}
+BUNDLED_SOURCE_NAMES = tuple(BUNDLED_SOURCES)
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
-def bundled_registry() -> SourceRegistry:
-    """A registry holding the five bundled sources."""
-    registry = SourceRegistry()
-    for source in (
-        FileFingerprintSource(),
-        ApiPollSource(),
-        CommandPollSource(),
-        ScheduleSource(),
-        IncomingChangesSource(),
-    ):
-        registry.register(source)
-    return registry
+def _bundled(name: str) -> Callable[[], Source]:
+    module_name, class_name = BUNDLED_SOURCES[name]
+
+    def load() -> Source:
+        source: Source = getattr(importlib.import_module(module_name), class_name)()
+        return source
+
+    return load
+
+
+def bundled_registry(
+    complete: Callable[[SourceRegistry], None] | None = None,
+) -> SourceRegistry:
+    """A registry holding the five bundled sources (each imported on first use), then
+    whatever ``complete`` registers when a name beyond them or the full list is wanted."""
+    return SourceRegistry({name: _bundled(name) for name in BUNDLED_SOURCES}, complete)
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,10 @@ def plugin_entry_points() -> list[EntryPoint]:
     of two plugins claiming one name wins.
     """
 
+    # Here, not at the top: reading the installed distributions' metadata costs a
+    # command that only uses bundled sources more than the rest of its imports.
+    from importlib.metadata import entry_points
+
     def order(point: EntryPoint) -> tuple[str, str]:
         dist = point.dist
         name = dist.metadata["Name"] if dist is not None else None
@@ -85,7 +97,7 @@ def plugin_entry_points() -> list[EntryPoint]:
 
 def _instantiate(loaded: Any) -> Any:
     """The source an entry point names: the object itself, or what its factory returns."""
-    if inspect.isclass(loaded):
+    if isinstance(loaded, type):
         return loaded()
     if callable(getattr(loaded, "observe", None)) and hasattr(loaded, "name"):
         return loaded
@@ -149,11 +161,14 @@ def load_registry(
 ) -> SourceRegistry:
     """The bundled sources plus every installed plugin source.
 
-    Each skipped plugin is passed to ``on_problem`` as one line (default: logged as
-    a warning).
+    The plugins are looked up only when first needed: a name that is not bundled, or
+    the full list (``names()``, ``list()``). Each skipped plugin is then passed to
+    ``on_problem`` as one line (default: logged as a warning).
     """
-    registry = bundled_registry()
     report = on_problem if on_problem is not None else log.warning
-    for problem in register_plugins(registry, points):
-        report(str(problem))
-    return registry
+
+    def add_plugins(registry: SourceRegistry) -> None:
+        for problem in register_plugins(registry, points):
+            report(str(problem))
+
+    return bundled_registry(add_plugins)

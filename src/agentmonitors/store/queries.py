@@ -61,10 +61,30 @@ def save_monitor_state(
     last_observation_at_ms: int | None = None,
     source_state: Any = None,
     notify_only: bool = False,
+    source_unchanged: bool = False,
 ) -> None:
-    """Upsert a monitor's row; ``notify_only`` leaves the observation fields alone."""
+    """Upsert a monitor's row; ``notify_only`` leaves the observation fields alone.
+
+    ``source_unchanged`` says ``source_state`` is what the row already holds, so it
+    is not written again (for a large state, most of a tick's cost); it is written
+    only when the row has gone meanwhile.
+    """
     notify_text = dumps(notify_state)
     now_s = to_seconds(now_ms)
+    if source_unchanged:
+        updated = conn.execute(
+            "UPDATE monitor_state SET last_observation_at = ?, notify_state = ?, updated_at = ?"
+            " WHERE monitor_id = ? AND COALESCE(workspace_path, '') = COALESCE(?, '')",
+            (
+                None if last_observation_at_ms is None else to_seconds(last_observation_at_ms),
+                notify_text,
+                now_s,
+                monitor_id,
+                workspace,
+            ),
+        )
+        if updated.rowcount > 0:
+            return
     if notify_only:
         conn.execute(
             "INSERT INTO monitor_state (id, monitor_id, workspace_path, notify_state, updated_at)"
@@ -214,17 +234,6 @@ def list_monitor_events(
     with db.read() as conn:
         rows = _rows(conn, sql, (monitor_id, workspace, max(0, limit)))
     return [EventRow.from_row(row) for row in rows]
-
-
-def event_ids_for_monitor(db: Database, monitor_id: str) -> list[str]:
-    with db.read() as conn:
-        return [
-            row[0]
-            for row in conn.execute(
-                "SELECT id FROM monitor_events WHERE monitor_id = ? ORDER BY created_at, id",
-                (monitor_id,),
-            )
-        ]
 
 
 def count_rows(db: Database, table: str) -> int:

@@ -29,7 +29,7 @@ def resolve_options(
     host_session_id: str | None,
     workspace: str | None,
 ) -> ChannelOptions:
-    """Flags, then the environment Claude Code gives an MCP server (spec 06 §8).
+    """Flags, then the environment Claude Code gives an MCP server.
 
     The project is found like the hooks find it: walking up from ``--workspace`` (else
     the current directory) to the nearest enabled project, one where this session is

@@ -1,0 +1,126 @@
+"""A tick that observes no change leaves the stored source state as it is.
+
+A file-fingerprint state holds a hash and a stat key per matched file; rewriting it on
+every tick would cost more than the stat-based check itself. A trigger on the real
+SQLite file counts every write of ``source_state``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from agentmonitors.clock import ManualClock
+from agentmonitors.daemon.compose import workspace_runtime
+from agentmonitors.runtime.tick import TickResult
+from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.sources.file_fingerprint import RACY_WINDOW_NS, FileFingerprintSource
+from agentmonitors.store import queries
+from agentmonitors.store.database import Database
+
+START = 1_780_000_000_000
+
+COUNT_WRITES = (
+    "CREATE TABLE state_writes (monitor_id TEXT)",
+    "CREATE TRIGGER state_inserted AFTER INSERT ON monitor_state"
+    " BEGIN INSERT INTO state_writes VALUES (new.monitor_id); END",
+    "CREATE TRIGGER state_rewritten AFTER UPDATE OF source_state ON monitor_state"
+    " BEGIN INSERT INTO state_writes VALUES (new.monitor_id); END",
+)
+
+
+class Files:
+    """One file-fingerprint monitor over ``*.txt``, ticked by a manual clock."""
+
+    def __init__(self, workspace: Path, db_path: Path) -> None:
+        self.workspace = workspace
+        self.clock = ManualClock(START)
+        registry = SourceRegistry()
+        # Every file counts as settled at once, as it would be a few seconds later.
+        registry.register(FileFingerprintSource(lambda: time.time_ns() + 2 * RACY_WINDOW_NS))
+        folder = workspace / ".claude" / "monitors" / "files"
+        folder.mkdir(parents=True)
+        (folder / "MONITOR.md").write_text(
+            "---\nwatch:\n  type: file-fingerprint\n  globs: '*.txt'\n  interval: 1s\n---\nAct.\n"
+        )
+        self.db = Database(str(db_path))
+        self.runtime = workspace_runtime(self.db, str(workspace), registry, clock=self.clock)
+
+    def tick(self) -> TickResult:
+        self.clock.advance(2_000)
+        return asyncio.run(self.runtime.tick())
+
+    def count_writes(self) -> None:
+        with self.db.write() as conn:
+            for statement in COUNT_WRITES:
+                conn.execute(statement)
+
+    def writes(self) -> int:
+        with self.db.read() as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM state_writes").fetchone()[0])
+
+    def row(self) -> dict[str, Any]:
+        with self.db.read() as conn:
+            row = conn.execute(
+                "SELECT last_observation_at, source_state FROM monitor_state"
+                " WHERE monitor_id = 'files'"
+            ).fetchone()
+        return {"last": row[0], "state": json.loads(row[1])}
+
+
+def test_an_unchanged_state_is_not_rewritten_and_a_change_still_is(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "b.txt").write_text("beta\n")
+    files = Files(workspace, tmp_path / "inbox.db")
+    try:
+        baseline = files.tick()
+        assert baseline.evaluated_monitors == ["files"]
+        files.count_writes()
+        stored = files.row()
+        assert set(stored["state"]["fingerprints"]) == {
+            str(workspace / "a.txt"),
+            str(workspace / "b.txt"),
+        }
+        assert set(stored["state"]["stats"]) == set(stored["state"]["fingerprints"])
+
+        quiet = files.tick()
+        assert quiet.evaluated_monitors == ["files"]
+        assert quiet.emitted_event_ids == []
+        assert files.writes() == 0
+        after = files.row()
+        assert after["state"] == stored["state"]
+        assert after["last"] == stored["last"] + 2  # the observation itself is recorded
+
+        (workspace / "a.txt").write_text("alpha, edited\n")
+        changed = files.tick()
+        assert len(changed.emitted_event_ids) == 1
+        assert files.writes() == 1
+        edited = files.row()["state"]["fingerprints"][str(workspace / "a.txt")]
+        assert edited != stored["state"]["fingerprints"][str(workspace / "a.txt")]
+    finally:
+        files.db.close()
+
+
+def test_a_kept_state_is_written_when_its_row_has_gone(tmp_path: Path) -> None:
+    with Database(str(tmp_path / "inbox.db")) as db:
+        with db.write() as conn:
+            queries.save_monitor_state(
+                conn,
+                "files",
+                "/ws",
+                now_ms=START,
+                last_observation_at_ms=START,
+                source_state={"fingerprints": {}},
+                notify_state={},
+                source_unchanged=True,
+            )
+        with db.read() as conn:
+            state = queries.load_monitor_state(conn, "files", "/ws")
+    assert state is not None
+    assert state.source_state == {"fingerprints": {}}
+    assert state.last_observation_at_ms == START
