@@ -132,8 +132,12 @@ def in_markdown(path: Path) -> Iterator[Mention]:
     blocks = [(m.start(1), m.group(1)) for m in fence.finditer(text)]
     for start, block in blocks:
         number = text.count("\n", 0, start) + 1
-        for line in re.split(r"(?<!\\)\n", block):  # a `\` continuation stays in its command
-            yield from in_code(line, f"{path.relative_to(ROOT)}:{number}")
+        lines = re.split(r"(?<!\\)\n", block)  # a `\` continuation stays in its command
+        # A session transcript: `$ ` lines are what was typed, the rest is output.
+        typed_only = any(line.startswith("$ ") for line in lines)
+        for line in lines:
+            if not typed_only or line.startswith("$ "):
+                yield from in_code(line, f"{path.relative_to(ROOT)}:{number}")
             number += line.count("\n") + 1
     rest = fence.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     for number, paragraph in paragraphs(rest):
@@ -321,8 +325,8 @@ def test_the_collector_sees_the_places_users_read() -> None:
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("Run `agentmonitors doctor` to check.", "agentmonitors has no command 'doctor'"),
-        ("then run agentmonitors doctor.", "agentmonitors has no command 'doctor'"),
+        ("Run `agentmonitors doctr` to check.", "agentmonitors has no command 'doctr'"),
+        ("then run agentmonitors doctr.", "agentmonitors has no command 'doctr'"),
         ("Try: agentmonitors daemon restart", "agentmonitors daemon has no command 'restart'"),
         (
             "`agentmonitors events list --sesion <id>`",

@@ -118,3 +118,29 @@ def test_settled_high_events_leased_by_a_reservation_are_reported_in_flight(
     assert "ack" not in hold["message"]
     world.service.release(reservation["reservationId"])
     assert holds(world, session) == []
+
+
+def test_with_the_hooks_socket_the_diagnosis_names_what_the_cap_defers(world: World) -> None:
+    from agentmonitors.delivery.rendered import reserve_rendered
+
+    session = world.session()
+    socket = "/run/agentmonitors/example.sock"
+    for index in range(40):
+        world.emit("high", f"Build step {index:02d} failed " + "x" * 120, monitor=f"m{index}")
+    world.advance(SETTLE)
+    # Without the socket nothing is sized: the reference's report.
+    assert holds(world, session) == []
+    report = world.service.diagnose(session, TI, socket)
+    [hold] = report["holds"]
+    assert (hold["urgency"], hold["reason"]) == ("high", "deferred-by-cap")
+    assert hold["deferredCount"] + hold["deliverableCount"] == 40
+    assert 0 < hold["deliverableCount"] < 40
+    assert hold["message"].startswith(f"{hold['deferredCount']} of 40 settled high-urgency")
+    assert world.claimed_ids(session) == set()  # read-only
+
+    host = world.rows("SELECT host_session_id FROM agent_sessions WHERE id = ?", session)
+    reply = reserve_rendered(world.service, host[0]["host_session_id"], TI, socket_path=socket)
+    assert reply["reservation"] is not None and reply["moreDeferred"] is True
+    assert len(reply["shownEventIds"]) == hold["deliverableCount"]
+    # The other lifecycles are not sized.
+    assert world.service.diagnose(session, "turn-idle", socket)["holds"] == []

@@ -47,6 +47,7 @@ def test_method_names(world: World) -> None:
             "hook.claim", "hook.reserve", "hook.commit", "hook.release", "hook.preview",
             "hook.previewReminder", "hook.diagnose", "hook.reserveRendered",
             "channel.reserveRendered", "channel.sent", "channel.status",
+            "events.suppressObject", "events.retractObject",
         ]
     )  # fmt: skip
 

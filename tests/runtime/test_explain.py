@@ -607,3 +607,58 @@ def test_text_rendering_glyphs_for_failure_and_healthy() -> None:
         "✗ Projection and delivery: lost\n"
         "Verdict: failure at Projection and delivery - lost"
     )
+
+
+def test_offline_the_delivery_stage_names_each_sessions_hold_and_listeners(
+    harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from agentmonitors.delivery.heartbeats import HOOK_TTL_MS, write_heartbeat
+    from agentmonitors.delivery.service import DeliveryService
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    fingerprint_monitor(harness)
+    harness.add_session("S1", str(harness.workspace), START)
+    harness.tick()
+    change_file(harness, "two, longer\n")
+    harness.clock.advance(30_000)
+    [first] = harness.tick().emitted_event_ids
+    service = DeliveryService(harness.db, harness.clock)
+    claim = service.claim("S1", "turn-interruptible")
+    assert claim is not None and claim["urgency"] == "normal"
+    change_file(harness, "three, longer still\n")
+    harness.clock.advance(30_000)
+    assert len(harness.tick().emitted_event_ids) == 1
+    write_heartbeat(
+        "hook",
+        "S1",
+        workspace=str(harness.workspace),
+        socket_path=str(tmp_path / "sock"),
+        host_session_id="S1",
+        session_id="S1",
+    )
+    wall = time.time_ns() // 1_000_000
+
+    report = harness.explain("docs", wall_ms=wall)
+    delivery = stage(report, "delivery")
+    assert delivery["status"] == "ok"
+    [entry] = delivery["details"]["sessions"]
+    ack = f"agentmonitors events ack --session S1 --event-ids {first}"
+    assert entry["hold"] == "coalesced-until-ack"
+    assert entry["holds"][0]["ackCommand"] == ack
+    assert (entry["monitorPending"], entry["monitorClaimed"]) == (1, 1)
+    assert entry["listeners"]["hook"]["listening"] is True
+    assert entry["listeners"]["channel"] is None
+    [finding] = delivery["details"]["reminderSuppression"]
+    assert (finding["sessionId"], finding["reason"]) == ("S1", "coalesced-until-ack")
+    text = render_explain_text(report).splitlines()
+    at = text.index(f"✓ Projection and delivery: {delivery['reason']}")
+    assert text[at + 1].startswith("    S1: unread 1, claimed 1, acknowledged 0 - held: ")
+    assert f"`{ack}`" in text[at + 1] and text[at + 2].startswith("Verdict: ")
+
+    # A day later by the wall clock, the hook's record is past its TTL.
+    later = harness.explain("docs", wall_ms=wall + HOOK_TTL_MS + 10_000)
+    [entry] = stage(later, "delivery")["details"]["sessions"]
+    assert entry["listeners"]["hook"]["listening"] is False
+    assert "hook silent since " in entry["line"]

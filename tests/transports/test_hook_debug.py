@@ -193,4 +193,9 @@ def test_more_settled_events_than_fit_are_reported_deferred_by_cap(
     message = held(lines, "high", "deferred-by-cap")
     assert message.startswith(f"{left} of {left + shown_now} settled high-urgency event(s)")
     assert "4000-char context cap" in message
+    # Named once, by the daemon's diagnosis (the one ``monitor explain`` reports),
+    # before anything is reserved.
+    capped = [index for index, line in enumerate(lines) if "(high, deferred-by-cap)" in line]
+    claimed_at = next(index for index, line in enumerate(lines) if "debug: claim: " in line)
+    assert len(capped) == 1 and capped[0] < claimed_at
     assert context

@@ -15,6 +15,10 @@ import click
 COMMANDS: dict[str, tuple[str, str]] = {
     "channel": ("agentmonitors.cli.channel", "The optional MCP channel (channel serve)."),
     "daemon": ("agentmonitors.cli.daemon", "Run, start, stop and inspect the workspace daemon."),
+    "doctor": (
+        "agentmonitors.cli.doctor",
+        "Check the workspace end to end: monitors, daemon, sessions, delivery.",
+    ),
     "demo": ("agentmonitors.cli.demo", "Run the authoring loop on an example workspace."),
     "monitor": ("agentmonitors.cli.monitor", "One monitor: test, history, explain."),
     "events": ("agentmonitors.cli.events", "A session's events: list and acknowledge."),
@@ -22,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "session": ("agentmonitors.cli.session", "Agent sessions: start, end, open, close, list."),
     "init": ("agentmonitors.cli.init", "Bootstrap a project (no name) or scaffold a monitor."),
     "validate": ("agentmonitors.cli.validate", "Validate monitor files and folders."),
+    "verify": ("agentmonitors.cli.verify", "Prove a monitor delivers end to end."),
     "scan": ("agentmonitors.cli.scan", "Find and summarise the monitors in a folder."),
     "schema": ("agentmonitors.cli.schema", "JSON Schema for MONITOR.md frontmatter."),
     "source": (

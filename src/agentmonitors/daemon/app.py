@@ -121,6 +121,18 @@ class Daemon:
             "daemon.tick": Method(
                 self._m_tick, params(monitorsDir=(str, False), workspacePath=(str, False))
             ),
+            "doctor.report": Method(
+                self._m_doctor,
+                params(
+                    monitorsDir=(str, False),
+                    workspacePath=(str, False),
+                    historyLimit=(int, False),
+                    socketPath=(str, False),
+                    home=(str, False),
+                    dataRoot=(str, False),
+                    version=(str, False),
+                ),
+            ),
             "monitor.explain": Method(
                 self._m_explain,
                 params(
@@ -180,6 +192,23 @@ class Daemon:
                 f"database {self.options.db_path} cannot be reopened; the daemon is stopping"
             )
 
+    async def _m_doctor(self, request: dict[str, Any]) -> Any:
+        from agentmonitors.diagnosis.doctor import build_report, doctor_context
+
+        self._require_store()
+        ctx = doctor_context(
+            request,
+            workspace=self.options.workspace,
+            monitors_dir=self.options.monitors_dir,
+            socket_path=self.options.socket_path,
+            now_ms=self.clock.now_ms(),
+            diagnose=self.delivery.diagnose,
+            runtime=self.runtime,
+            store_reopened=self.store_reopened,
+            db_path=self.options.db_path,
+        )
+        return build_report(self.db, self.registry, ctx)
+
     async def _m_explain(self, request: dict[str, Any]) -> Any:
         from agentmonitors.diagnosis.explain import explain_monitor
 
@@ -193,6 +222,8 @@ class Daemon:
             event_limit=request.get("eventLimit", 10),
             now_ms=self.clock.now_ms(),
             runtime=self.runtime,
+            leases=self.delivery.reservations.leased,
+            socket_path=self.options.socket_path,
         )
 
     # ------------------------------------------------------------------ loop

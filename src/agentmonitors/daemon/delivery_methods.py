@@ -237,7 +237,72 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
         ),
         "hook.previewReminder": Method(_guarded(hook_preview_reminder), session_only),
         "hook.diagnose": Method(
-            _guarded(lambda request: service.diagnose(request["sessionId"], request["lifecycle"])),
-            params(sessionId=(str, True), lifecycle=_LIFECYCLE),
+            _guarded(
+                lambda request: service.diagnose(
+                    request["sessionId"], request["lifecycle"], request.get("socketPath")
+                )
+            ),
+            params(sessionId=(str, True), lifecycle=_LIFECYCLE, socketPath=(str, False)),
+        ),
+        # verify's cleanup in a workspace daemon: scratch objects only (store/suppressions.py).
+        "events.suppressObject": Method(
+            _object_call(service, _suppress_object),
+            params(
+                monitorId=(str, True),
+                objectKey=(str, True),
+                workspacePath=(str, False),
+                ttlMs=ParamSpec(type="int", required=True, minimum=1),
+            ),
+        ),
+        "events.retractObject": Method(
+            _object_call(service, _retract_object),
+            params(
+                monitorId=(str, True),
+                objectKey=(str, False),
+                eventIds=(list, False),
+                workspacePath=(str, False),
+            ),
         ),
     }
+
+
+def _object_call(
+    service: DeliveryService, handler: Callable[[DeliveryService, dict[str, Any]], Any]
+) -> Handler:
+    async def run(request: dict[str, Any]) -> Any:
+        try:
+            return handler(service, request)
+        except ValueError as error:
+            raise RequestError(str(error)) from None
+
+    return run
+
+
+def _suppress_object(service: DeliveryService, request: dict[str, Any]) -> Any:
+    from agentmonitors.store.suppressions import suppress_object
+
+    return suppress_object(
+        service.db,
+        request["monitorId"],
+        request["objectKey"],
+        request.get("workspacePath"),
+        ttl_ms=request["ttlMs"],
+        now_ms=service.clock.now_ms(),
+    )
+
+
+def _retract_object(service: DeliveryService, request: dict[str, Any]) -> Any:
+    """By ``objectKey`` (a scratch object) or by exact ``eventIds``, never both."""
+    from agentmonitors.store.suppressions import retract_events, retract_object
+
+    key, ids = request.get("objectKey"), request.get("eventIds")
+    if (key is None) == (ids is None):
+        raise ValueError("events.retractObject takes objectKey or eventIds")
+    if ids is not None:
+        if not all(isinstance(item, str) for item in ids):
+            raise ValueError("eventIds must be an array of strings")
+        return {"ok": True, "retracted": retract_events(service.db, request["monitorId"], ids)}
+    retracted = retract_object(
+        service.db, request["monitorId"], str(key), request.get("workspacePath")
+    )
+    return {"ok": True, "retracted": retracted}

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+import sqlite3
 from typing import Any
 
-from agentmonitors.delivery.decide import SessionView
+from agentmonitors.delivery.decide import SessionView, high_batch
 from agentmonitors.delivery.records import HIGH_URGENCY_SETTLE_MS, Lifecycle
+from agentmonitors.delivery.render import HOOK, footer, max_events
+from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT
+from agentmonitors.delivery.vocabulary import REMINDER
 
 _LABEL = {"normal": "Normal", "low": "Low"}
 _REMINDER_LIFECYCLE = {"normal": "turn-interruptible", "low": "turn-idle"}
@@ -31,6 +35,57 @@ def settle_hold(view: SessionView) -> dict[str, Any] | None:
             f" event(s) are inside the {HIGH_URGENCY_SETTLE_MS // 1000}s settle window"
             f" (settle-window; about {math.ceil(remaining / 1000)}s until the oldest"
             " can be delivered)."
+        ),
+    }
+
+
+def ack_command(session_id: str, event_ids: list[str]) -> str:
+    """The scoped ack that lifts a coalesced-until-ack hold: exactly these rows."""
+    return f"agentmonitors events ack --session {session_id} --event-ids " + ",".join(event_ids)
+
+
+def cap_hold(
+    conn: sqlite3.Connection,
+    view: SessionView,
+    *,
+    socket_path: str,
+    cap: int = MAX_ADDITIONAL_CONTEXT,
+) -> dict[str, Any] | None:
+    """Settled high events a hook delivery now could not fit under its context cap.
+
+    Measured the way a hook sizes its delivery (whole blocks oldest first, the coalesced
+    reminder's footer reserved), so the count is what the next prompt leaves pending.
+    """
+    batch = high_batch(conn, view, None)
+    if batch is None:
+        return None
+    summaries = batch.summaries()
+    reminder = REMINDER if view.reminder_due("normal") else None
+    budget = cap - len(footer(reminder, view.session_id, socket_path, HOOK))
+    fitting = max(
+        1,
+        max_events(
+            summaries,
+            cap=budget,
+            packer=HOOK,
+            session_id=view.session_id,
+            socket_path=socket_path,
+        ),
+    )
+    if fitting >= len(summaries):
+        return None
+    deferred = len(summaries) - fitting
+    return {
+        "urgency": "high",
+        "reason": "deferred-by-cap",
+        "unreadCount": len(view.unread_band("high")),
+        "pendingCount": len(view.claimable("high")),
+        "deferredCount": deferred,
+        "deliverableCount": fitting,
+        "message": (
+            f"{deferred} of {len(summaries)} settled high-urgency event(s) deferred by the"
+            f" {cap}-char context cap (deferred-by-cap); the next prompt or tool call shows"
+            f" {fitting}, the rest stay pending and surface at the ones after."
         ),
     }
 
@@ -104,9 +159,7 @@ def reminder_hold(view: SessionView, urgency: str) -> dict[str, Any] | None:
             ),
         }
     claimed_ids = [row.id for row in unread if row.id not in pending_ids]
-    ack = f"agentmonitors events ack --session {view.session_id} --event-ids " + ",".join(
-        claimed_ids
-    )
+    ack = ack_command(view.session_id, claimed_ids)
     leased_note = (
         f" ({leased} more are held by an in-flight delivery reservation and need nothing)"
         if leased > 0
@@ -133,15 +186,24 @@ def reminder_hold(view: SessionView, urgency: str) -> dict[str, Any] | None:
         "pendingCount": claimable,
         "claimedEventIds": claimed_ids,
         "leasedCount": leased,
+        "ackCommand": ack,
         "message": f"{head} suppressed: {detail}",
     }
 
 
-def diagnose(view: SessionView, lifecycle: Lifecycle) -> dict[str, Any]:
+def diagnose(
+    view: SessionView, lifecycle: Lifecycle, *, deferred: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The ``hook.diagnose`` report: every hold at ``lifecycle``, high band first.
+
+    ``deferred`` is :func:`cap_hold`'s answer when the caller sized one (it needs the
+    database and the transport's socket path, which a plain view does not carry).
+    """
     holds: list[dict[str, Any]] = []
     if lifecycle == "turn-interruptible":
         for hold in (
             settle_hold(view),
+            deferred,
             high_lease_hold(view),
             coalescing_hold(view) or reminder_hold(view, "normal"),
         ):

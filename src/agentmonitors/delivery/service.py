@@ -19,7 +19,7 @@ from typing import Any
 from agentmonitors.clock import Clock, ManualClock, SystemClock
 from agentmonitors.delivery import sessions, states, unread
 from agentmonitors.delivery.decide import Decision, SessionView, apply, decide, high_batch
-from agentmonitors.delivery.diagnose import diagnose
+from agentmonitors.delivery.diagnose import cap_hold, diagnose
 from agentmonitors.delivery.events import EventQuery, list_events
 from agentmonitors.delivery.hook_state import hook_state, write_private_json
 from agentmonitors.delivery.pushes import PushLedger
@@ -393,10 +393,20 @@ class DeliveryService:
             return REMINDER
         return None
 
-    def diagnose(self, session_id: str, lifecycle: str) -> dict[str, Any]:
+    def diagnose(
+        self, session_id: str, lifecycle: str, socket_path: str | None = None
+    ) -> dict[str, Any]:
+        """``hook.diagnose``; with the hook's ``socket_path``, sized for ``deferred-by-cap``."""
         checked = check_lifecycle(lifecycle)
-        view, _lead = self._view(session_id)
-        return diagnose(view, checked)
+        if socket_path is None or checked != "turn-interruptible":
+            view, _lead = self._view(session_id)
+            return diagnose(view, checked)
+        with self.db.read() as conn:
+            sessions.get_session(conn, session_id)
+            leased = self.reservations.leased(session_id)
+            view = SessionView.read(conn, session_id, leased, self.clock.now_ms())
+            deferred = cap_hold(conn, view, socket_path=socket_path)
+        return diagnose(view, checked, deferred=deferred)
 
     def hook_state(self, session_id: str) -> dict[str, Any]:
         """What the session's hook-state file holds (computed now, not read from disk)."""

@@ -19,7 +19,7 @@ running. Nothing here writes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import DefinitionCache, Problem
@@ -46,9 +46,11 @@ from agentmonitors.diagnosis.explain_stages import (
     _observation,
     _scheduling,
 )
+from agentmonitors.diagnosis.holds import DeliveryProbe
 from agentmonitors.monitor.discovery import project_monitors_dir
 from agentmonitors.monitor.model import MonitorDefinition
 from agentmonitors.monitor.parse import monitor_id_for
+from agentmonitors.paths import resolve_socket_path
 from agentmonitors.store import queries
 
 if TYPE_CHECKING:
@@ -160,11 +162,17 @@ def explain_monitor(
     event_limit: int = 10,
     now_ms: int,
     runtime: Runtime | None = None,
+    leases: Callable[[str], frozenset[str]] | None = None,
+    socket_path: str | None = None,
+    wall_ms: int | None = None,
 ) -> dict[str, Any]:
     """The ``monitor.explain`` report of ``monitor_id`` in ``workspace`` (read-only).
 
-    ``runtime`` is the daemon's live runtime, for its in-memory backoff; pass None
-    when explaining in-process without a daemon.
+    ``runtime`` is the daemon's live runtime, for its in-memory backoff, and
+    ``leases`` its delivery service's in-flight leases (a session id to the leased
+    event ids); pass None for both when explaining in-process without a daemon.
+    ``socket_path`` sizes a hook delivery as the hook would (default: the workspace's
+    socket); ``wall_ms`` is the time transport heartbeats are judged at (default: now).
     """
     ctx = _Context(
         db=db, monitor_id=monitor_id, workspace=workspace, now_ms=now_ms, runtime=runtime
@@ -193,7 +201,12 @@ def explain_monitor(
         stages.append(_observation(ctx, monitor))
         stages.append(_notify(ctx, monitor))
         stages.append(_materialization(ctx, stages[2]["status"], stages[3]["status"]))
-        stages.append(_delivery(ctx, delivery, stages[4]["status"]))
+        probe = DeliveryProbe(
+            leases=leases,
+            socket_path=socket_path or resolve_socket_path(workspace),
+            wall_ms=wall_ms,
+        )
+        stages.append(_delivery(ctx, delivery, stages[4]["status"], probe))
     return {
         "monitorId": monitor_id,
         "generatedAt": iso_from_ms(now_ms),
@@ -232,6 +245,10 @@ def render_explain_text(report: Mapping[str, Any]) -> str:
         labels[stage["id"]] = label
         glyph = STATUS_GLYPHS.get(stage["status"], "?")
         lines.append(f"{glyph} {label}: {stage['reason']}")
+        if stage["id"] == "delivery":
+            # One line per session: the hold that applies now and who is listening.
+            sessions = (stage.get("details") or {}).get("sessions") or ()
+            lines += [f"    {item['line']}" for item in sessions if item.get("line")]
     verdict = report.get("verdict")
     if verdict:
         label = labels.get(verdict["stage"], verdict["stage"])

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentmonitors.clock import ms_from_iso
+from agentmonitors.delivery.heartbeats import read_records
 from agentmonitors.delivery.records import session_json
 from agentmonitors.delivery.wire import SessionRecord
 from agentmonitors.diagnosis.explain_common import (
@@ -15,6 +16,13 @@ from agentmonitors.diagnosis.explain_common import (
     _Context,
     _plural,
     _stage,
+)
+from agentmonitors.diagnosis.holds import (
+    DeliveryProbe,
+    hold_phrase,
+    listener_phrase,
+    listeners,
+    session_holds,
 )
 from agentmonitors.store.records import iso_from_seconds
 
@@ -131,7 +139,43 @@ def _session_summary(session_id: str, counts: Mapping[str, int]) -> str:
     return f"{session_id}: {', '.join(parts)}"
 
 
-def _delivery(ctx: _Context, delivery: _Delivery, materialization: str) -> dict[str, Any]:
+def _session_entries(
+    ctx: _Context, delivery: _Delivery, probe: DeliveryProbe
+) -> list[dict[str, Any]]:
+    """Per projected session: its counts, the hold on this monitor's events, its listeners."""
+    hosts = {session["id"]: session.get("hostSessionId") for session in delivery.lead_sessions}
+    records = read_records()
+    wall_ms = probe.wall_now_ms()
+    entries: list[dict[str, Any]] = []
+    with ctx.db.read() as conn:
+        for session_id, counts in delivery.counts.items():
+            status = session_holds(conn, session_id, ctx.monitor_id, ctx.now_ms, probe)
+            heard = listeners(records, session_id, hosts.get(session_id), wall_ms)
+            line = (
+                f"{_session_summary(session_id, counts)} - {status['state']}; "
+                f"{listener_phrase(heard)}"
+            )
+            entries.append(
+                {"sessionId": session_id, **counts, **status, "listeners": heard, "line": line}
+            )
+    return entries
+
+
+def _suppression_findings(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every hold, flattened with its session: the report's ``reminderSuppression``."""
+    return [
+        {"sessionId": entry["sessionId"], **hold, "summary": hold_phrase(hold)}
+        for entry in entries
+        for hold in entry["holds"]
+    ]
+
+
+def _delivery(
+    ctx: _Context,
+    delivery: _Delivery,
+    materialization: str,
+    probe: DeliveryProbe | None = None,
+) -> dict[str, Any]:
     sessions = delivery.lead_sessions
     session_ids = [session["id"] for session in sessions]
     details: dict[str, Any] = {"leadSessions": session_ids}
@@ -179,9 +223,8 @@ def _delivery(ctx: _Context, delivery: _Delivery, materialization: str) -> dict[
         for key in ("unread", "claimed", "acknowledged", "suppressed")
     }
     details.update(totals)
-    details["sessions"] = [
-        {"sessionId": session_id, **counts} for session_id, counts in delivery.counts.items()
-    ]
+    details["sessions"] = _session_entries(ctx, delivery, probe or DeliveryProbe())
+    details["reminderSuppression"] = _suppression_findings(details["sessions"])
     summaries = "; ".join(
         _session_summary(session_id, counts) for session_id, counts in delivery.counts.items()
     )

@@ -200,8 +200,12 @@ def deliver_to_session(
     from agentmonitors.transports.handoff import COMMITTED, NOTHING, UNWRITTEN, hand_off
 
     debugging = debug is not _quiet
-    if debugging and not _debug_before_reserving(socket, host_session_id, lifecycle, debug):
-        return False
+    reported: set[str] = set()  # hold reasons the diagnosis already named
+    if debugging:
+        found = _debug_before_reserving(socket, host_session_id, lifecycle, debug)
+        if found is None:
+            return False
+        reported = found
     reply = _reserve(socket, host_session_id, lifecycle, channel_delivery_ids, debug)
     if reply is None:
         return False
@@ -217,7 +221,7 @@ def deliver_to_session(
         return call(socket, method, params)
 
     if debugging and reply.get("reservation") is not None and reply.get("text"):
-        _debug_reply(ipc, session["id"], reply, debug)
+        _debug_reply(ipc, session["id"], reply, debug, reported)
 
     def write(text: str) -> bool:
         return _write(
@@ -307,26 +311,32 @@ def _debug_reply(
     session_id: str,
     reply: RenderedReply,
     debug: Callable[[str], None],
+    reported: set[str],
 ) -> None:
     reservation = reply.get("reservation")
     claim: Any = reservation["claim"] if reservation is not None else {}
     _debug_claim(claim, reply, debug)
-    if reply.get("moreDeferred"):
+    # The diagnosis sized the cap as this delivery did; measure here only when the
+    # reservation deferred what the diagnosis did not foresee (a race, a forced fit).
+    if reply.get("moreDeferred") and "deferred-by-cap" not in reported:
         _debug_deferred(ipc, session_id, claim, debug)
 
 
 def _debug_before_reserving(
     socket: str, host_session_id: str, lifecycle: str, debug: Callable[[str], None]
-) -> bool:
-    """Diagnose before reserving, so the report shows what the reservation sees."""
+) -> set[str] | None:
+    """Diagnose before reserving, so the report shows what the reservation sees.
+
+    The hold reasons named, or None when there is no session to deliver to.
+    """
     session = _find_session(socket, host_session_id, debug)
     if session is None:
-        return False
-    _debug_diagnosis(socket, str(session["id"]), lifecycle, debug)
+        return None
+    reported = _debug_diagnosis(socket, str(session["id"]), lifecycle, debug)
     waiting = blocked_monitor_ids(socket)
     if waiting:
         debug(f"blocked: awaiting-approval (never run until the user approves): {waiting}")
-    return True
+    return reported
 
 
 def blocked_monitor_ids(socket: str) -> list[str]:
@@ -442,16 +452,22 @@ def _find_session(
 
 def _debug_diagnosis(
     socket: str, session_id: str, lifecycle: str, debug: Callable[[str], None]
-) -> None:
+) -> set[str]:
+    """The daemon's hold diagnosis (the one ``monitor explain`` shows), line by line.
+
+    The socket is passed so the diagnosis sizes a delivery as this hook will, which
+    is what lets it name ``deferred-by-cap`` before anything is reserved.
+    """
     from agentmonitors.daemon.client import DaemonError, call
 
+    request = {"sessionId": session_id, "lifecycle": lifecycle, "socketPath": socket}
     try:
-        report = call(socket, "hook.diagnose", {"sessionId": session_id, "lifecycle": lifecycle})
+        report = call(socket, "hook.diagnose", request)
     except DaemonError as error:
         debug(f"diagnosis unavailable: {error}")
-        return
+        return set()
     if not isinstance(report, dict):
-        return
+        return set()
     counts = report.get("unreadCounts") or {}
     debug(
         "unread "
@@ -462,3 +478,4 @@ def _debug_diagnosis(
         debug("no held events for this lifecycle right now")
     for hold in holds:
         debug(f"held ({hold.get('urgency')}, {hold.get('reason')}): {hold.get('message', '')}")
+    return {str(hold.get("reason")) for hold in holds}

@@ -1,0 +1,122 @@
+"""``agentmonitors doctor``: why events do (or do not) reach the agent, check by check."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from agentmonitors.cli.output import emit, format_option, report_error
+
+
+def doctor_params(workspace: str, monitors_dir: str, socket_path: str) -> dict[str, Any]:
+    """``doctor.report``'s params; the extra keys let the daemon judge bindings as this
+    shell sees them (its HOME, data root and installed version)."""
+    from agentmonitors import __version__
+    from agentmonitors.workspace import data_root
+
+    return {
+        "monitorsDir": monitors_dir,
+        "workspacePath": workspace,
+        "socketPath": socket_path,
+        "home": os.path.expanduser("~"),
+        "dataRoot": data_root(),
+        "version": __version__,
+    }
+
+
+def _in_process(
+    workspace: str, monitors_dir: str, socket_path: str, *, older_daemon: bool
+) -> dict[str, Any]:
+    """The report with no daemon: the database opened read-only, nothing written."""
+    import sqlite3
+    import time
+    from dataclasses import replace
+
+    from agentmonitors import __version__
+    from agentmonitors.cli.daemon import registry_with_warnings
+    from agentmonitors.diagnosis.doctor import DoctorContext, build_report
+    from agentmonitors.diagnosis.doctor_store import open_read_only
+    from agentmonitors.paths import resolve_db_path
+    from agentmonitors.store.database import StoreError
+    from agentmonitors.workspace import data_root
+
+    now_ms = time.time_ns() // 1_000_000
+    db_path = resolve_db_path(workspace)
+    ctx = DoctorContext(
+        workspace=workspace,
+        monitors_dir=monitors_dir,
+        socket_path=socket_path,
+        daemon_running=False,
+        now_ms=now_ms,
+        wall_ms=now_ms,
+        home=os.path.expanduser("~"),
+        data_root=data_root(),
+        version=__version__,
+        db_path=db_path,
+        older_daemon=older_daemon,
+    )
+    registry = registry_with_warnings()
+    try:
+        db = open_read_only(db_path)
+        try:
+            return build_report(db, registry, ctx)
+        finally:
+            if db is not None:
+                db.close()
+    except (StoreError, sqlite3.Error) as error:
+        # An unreadable store is a finding, not a reason to print nothing.
+        return build_report(None, registry, replace(ctx, store_problem=str(error)))
+
+
+@click.command(
+    "doctor", help="Check the workspace end to end: monitors, daemon, sessions, delivery."
+)
+@click.option(
+    "--dir", "monitors_dir", help="Monitors folder (default: <workspace>/.claude/monitors)."
+)
+@click.option("--workspace", help="Project directory (default: the current project).")
+@click.option("--socket", help="Unix socket of the daemon.")
+@format_option(("text", "json"), "text")
+def command(
+    monitors_dir: str | None,
+    workspace: str | None,
+    socket: str | None,
+    output_format: str,
+) -> int:
+    from agentmonitors.cli.daemon import workspace_and_monitors
+    from agentmonitors.cli.daemon_calls import manual_socket
+    from agentmonitors.daemon.client import (
+        DaemonConnectionError,
+        DaemonError,
+        DaemonUnsupportedError,
+        call,
+    )
+    from agentmonitors.diagnosis.doctor import exit_code
+    from agentmonitors.diagnosis.doctor_text import render_doctor_text
+    from agentmonitors.store.database import StoreError
+
+    as_json = output_format == "json"
+    workspace_path, monitors_path = workspace_and_monitors(workspace, monitors_dir)
+    socket_path = manual_socket(socket, workspace_path)
+    older = False
+    try:
+        report = call(
+            socket_path,
+            "doctor.report",
+            doctor_params(workspace_path, monitors_path, socket_path),
+            timeout_s=10,
+        )
+    except (DaemonConnectionError, DaemonUnsupportedError) as error:
+        report = None
+        older = isinstance(error, DaemonUnsupportedError)
+    except DaemonError as error:
+        return report_error(f"Doctor failed: {error}", as_json)
+    if report is None:
+        try:
+            report = _in_process(workspace_path, monitors_path, socket_path, older_daemon=older)
+        except StoreError as error:
+            return report_error(f"Doctor failed: {error}", as_json)
+    emit(report, "json" if as_json else "text", lambda: render_doctor_text(report))
+    return exit_code(report)

@@ -1,0 +1,298 @@
+"""``doctor``'s per-monitor rows and ``monitor:<id>`` checks.
+
+Each runnable monitor is read through ``monitor explain`` (the same scheduling and
+delivery reading, so the two never disagree), then checked against the world: a
+file-fingerprint whose globs match no file, or an incoming-changes branch that does
+not exist, is named as such. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentmonitors.catalog.definitions import Definitions
+from agentmonitors.catalog.trust import BLOCKED_REASON, approve_command
+from agentmonitors.monitor.model import MonitorDefinition
+
+if TYPE_CHECKING:
+    from agentmonitors.runtime.tick import Runtime
+    from agentmonitors.sources.base import SourceRegistry
+    from agentmonitors.store.database import Database
+
+GIT_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class MonitorReading:
+    row: dict[str, Any]
+    check: dict[str, Any]
+    lines: list[str]
+
+
+def _check(name: str, status: str, detail: str, remediation: str | None) -> dict[str, Any]:
+    return {"name": name, "status": status, "detail": detail, "remediation": remediation}
+
+
+def _row(
+    monitor_id: str,
+    source: str | None,
+    urgency: str | None,
+    *,
+    valid: bool,
+    error: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "id": monitor_id,
+        "sourceType": source,
+        "urgency": urgency,
+        "valid": valid,
+        "validationError": error,
+        "lastObservedAt": None,
+        "neverObserved": True,
+        "nextDueAt": None,
+        "cadence": None,
+        "lastEventAt": None,
+        "delivery": {"unread": 0, "claimed": 0, "acknowledged": 0},
+    }
+
+
+def target_problem(monitor: MonitorDefinition, workspace: str) -> str | None:
+    """What the monitor looks at and cannot find: no file for its globs, no branch."""
+    config = monitor.source_config
+    if monitor.source_name == "file-fingerprint":
+        return _no_files(config, workspace)
+    if monitor.source_name == "incoming-changes":
+        return _no_branch(config, workspace)
+    return None
+
+
+def _patterns(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def _no_files(config: Mapping[str, Any], workspace: str) -> str | None:
+    from agentmonitors.sources.file_globs import compile_patterns, matched_files, resolve_base
+
+    cwd = config.get("cwd")
+    base = resolve_base(cwd if isinstance(cwd, str) else None, workspace)
+    globs = _patterns(config.get("globs"))
+    try:
+        files = matched_files(
+            compile_patterns(globs, base), compile_patterns(_patterns(config.get("ignore")), base)
+        )
+    except (OSError, ValueError):
+        return None
+    if files:
+        return None
+    return f"its globs ({', '.join(globs)}) match no file under {base}"
+
+
+def _no_branch(config: Mapping[str, Any], workspace: str) -> str | None:
+    from agentmonitors.sources.file_globs import resolve_base
+
+    branch = config.get("branch", "HEAD")
+    cwd = config.get("cwd")
+    repo = resolve_base(cwd if isinstance(cwd, str) else None, workspace)
+    if not isinstance(branch, str):
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{branch}^{{commit}}"],
+            cwd=repo,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return f"git cannot run in {repo}"
+    if done.returncode == 0:
+        return None
+    if done.returncode == 1 or not done.stderr.strip():
+        return f'its branch "{branch}" does not exist in {repo}'
+    return f"{repo} is not a git repository"
+
+
+def _cadence(details: Mapping[str, Any]) -> str | None:
+    from agentmonitors.runtime.human import human_duration
+
+    if isinstance(details.get("cron"), str):
+        return f"cron '{details['cron']}' ({details.get('timezone')})"
+    interval = details.get("intervalMs")
+    if isinstance(interval, int):
+        return f"every {human_duration(interval)}"
+    return None
+
+
+def _delivery(report: Mapping[str, Any]) -> dict[str, int]:
+    counts = {"unread": 0, "claimed": 0, "acknowledged": 0}
+    latest = report["events"][0]["id"] if report.get("events") else None
+    for projection in report.get("projections") or ():
+        state = projection.get("deliveryState")
+        if state in counts and projection.get("eventId") == latest:
+            counts[state] += 1
+    return counts
+
+
+def _delivery_words(counts: Mapping[str, int]) -> str:
+    parts = [f"{state} in {count} session(s)" for state, count in counts.items() if count]
+    return ", ".join(parts) if parts else "in no lead session (no session was open)"
+
+
+def _runnable(
+    db: Database,
+    registry: SourceRegistry,
+    monitor: MonitorDefinition,
+    *,
+    workspace: str,
+    monitors_dir: str,
+    now_ms: int,
+    runtime: Runtime | None,
+) -> MonitorReading:
+    from agentmonitors.diagnosis.explain import explain_monitor
+
+    report = explain_monitor(
+        db,
+        registry,
+        monitor_id=monitor.id,
+        workspace=workspace,
+        monitors_dir=monitors_dir,
+        history_limit=1,
+        event_limit=1,
+        now_ms=now_ms,
+        runtime=runtime,
+    )
+    stages = {stage["id"]: stage for stage in report["stages"]}
+    schedule = stages.get("scheduling", {}).get("details") or {}
+    row = _row(monitor.id, monitor.source_name, str(monitor.frontmatter.band), valid=True)
+    observation = report["observations"][0] if report["observations"] else None
+    event = report["events"][0] if report["events"] else None
+    row.update(
+        lastObservedAt=schedule.get("lastObservationAt"),
+        neverObserved=schedule.get("lastObservationAt") is None,
+        nextDueAt=schedule.get("nextDueAt"),
+        cadence=_cadence(schedule),
+        lastEventAt=None if event is None else event["createdAt"],
+        delivery=_delivery(report),
+    )
+    lines = [
+        "last observation: "
+        + (
+            "never"
+            if observation is None
+            else f"{observation['createdAt']} ({observation['result']})"
+        ),
+        f"next due: {row['nextDueAt'] or 'not scheduled'}"
+        + (f" ({row['cadence']})" if row["cadence"] else ""),
+        "last event: "
+        + (
+            "none"
+            if event is None
+            else f"{event['createdAt']} {event['title']!r}: {_delivery_words(row['delivery'])}"
+        ),
+    ]
+    problem = target_problem(monitor, workspace)
+    if problem is not None:
+        row["targetProblem"] = problem
+    check = _runnable_check(monitor, row, observation, problem, stages)
+    return MonitorReading(row, check, lines)
+
+
+def _runnable_check(
+    monitor: MonitorDefinition,
+    row: Mapping[str, Any],
+    observation: Mapping[str, Any] | None,
+    problem: str | None,
+    stages: Mapping[str, Mapping[str, Any]],
+) -> dict[str, Any]:
+    name = f"monitor:{monitor.id}"
+    explain = f"agentmonitors monitor explain {monitor.id}"
+    scheduling = stages.get("scheduling", {})
+    if scheduling.get("status") == "failure":
+        return _check(name, "fail", str(scheduling.get("reason")), f"fix {monitor.file_path}")
+    if observation is not None and observation["result"] == "errored":
+        data = observation.get("observationData") or {}
+        message = data.get("error") if isinstance(data, dict) else None
+        return _check(
+            name,
+            "fail",
+            f"the last observation failed: {message or 'unknown error'}",
+            f"fix the cause, then check with `{explain}`",
+        )
+    if problem is not None:
+        return _check(
+            name,
+            "idle",
+            f"valid, but {problem}; it reports nothing until that exists",
+            f"check {monitor.file_path}, or try it with"
+            f" `agentmonitors monitor test {monitor.file_path}`",
+        )
+    if row["neverObserved"]:
+        return _check(
+            name,
+            "idle",
+            "valid; not observed yet",
+            "the daemon observes it at its next tick once a Claude Code session runs here"
+            " (or run `agentmonitors daemon run`)",
+        )
+    detail = f"valid; last observed {row['lastObservedAt']}"
+    if observation is not None:
+        detail += f" ({observation['result']})"
+    return _check(name, "pass", detail, None)
+
+
+def read_monitors(
+    db: Database,
+    registry: SourceRegistry,
+    definitions: Definitions,
+    *,
+    workspace: str,
+    monitors_dir: str,
+    now_ms: int,
+    runtime: Runtime | None,
+) -> list[MonitorReading]:
+    """A reading per monitor: runnable, blocked by approval, or invalid, sorted by id."""
+    readings: dict[str, MonitorReading] = {}
+    for monitor in definitions.runnable:
+        readings[monitor.id] = _runnable(
+            db,
+            registry,
+            monitor,
+            workspace=workspace,
+            monitors_dir=monitors_dir,
+            now_ms=now_ms,
+            runtime=runtime,
+        )
+    for blocked in definitions.blocked:
+        monitor = blocked.monitor
+        row = _row(monitor.id, monitor.source_name, str(monitor.frontmatter.band), valid=True)
+        row["blocked"] = BLOCKED_REASON
+        detail = f"{BLOCKED_REASON}: this project monitor {blocked.requirement.summary()}"
+        command = approve_command(monitor.id)
+        check = _check(
+            f"monitor:{monitor.id}",
+            "idle",
+            detail,
+            f"{command} (the user approves; an agent must not approve for the user)",
+        )
+        readings[monitor.id] = MonitorReading(row, check, [])
+    for problem in definitions.problems:
+        monitor_id = problem.monitor_id
+        if monitor_id in readings:
+            continue
+        source = None if problem.source_name == "unknown" else problem.source_name
+        row = _row(monitor_id, source, None, valid=False, error=problem.message)
+        check = _check(
+            f"monitor:{monitor_id}",
+            "fail",
+            f"invalid: {problem.message}",
+            f"fix {problem.file_path}, then run `agentmonitors validate`",
+        )
+        readings[monitor_id] = MonitorReading(row, check, [])
+    return [readings[key] for key in sorted(readings)]
