@@ -382,7 +382,8 @@ def test_event_is_delivered_at_user_prompt_submit_with_the_mcp_server_loaded(
         status: dict[str, Any] = {}
         while time.monotonic() < deadline:
             status = call(socket, "channel.status", {"sessionId": record["id"]})
-            if status.get("pushes"):
+            # A push is counted when reserved and awaits proof once sent: wait for both.
+            if status.get("pushes") and status.get("awaitingProof"):
                 break
             time.sleep(0.2)
         assert status == {"confirmed": False, "awaitingProof": True, "pushes": 1}, status
