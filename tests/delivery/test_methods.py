@@ -46,7 +46,7 @@ def test_method_names(world: World) -> None:
             "session.open", "session.close", "session.list", "events.list", "events.ack",
             "hook.claim", "hook.reserve", "hook.commit", "hook.release", "hook.preview",
             "hook.previewReminder", "hook.diagnose", "hook.reserveRendered",
-            "channel.reserveRendered", "channel.sent", "channel.status",
+            "channel.reserveRendered", "channel.sent", "channel.status", "follow.reserveRendered",
             "events.suppressObject", "events.retractObject",
         ]
     )  # fmt: skip

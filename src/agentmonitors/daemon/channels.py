@@ -38,7 +38,8 @@ def channel_attached(socket_path: str, workspace_path: str, now_ms: int) -> bool
         if not entry.name.endswith(".json"):
             continue
         record = read_record(entry.path)
-        if record is None or record.get("transport") != "channel":
+        # ``events follow`` holds the daemon up the same way a channel does.
+        if record is None or record.get("transport") not in ("channel", "follow"):
             continue
         if is_stale(record, now_ms):
             continue

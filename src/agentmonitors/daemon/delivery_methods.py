@@ -144,6 +144,13 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
             cap=request.get("cap"),
         )
 
+    def follow_reserve_rendered(request: dict[str, Any]) -> Any:
+        from agentmonitors.delivery.follow_line import reserve_follow
+
+        return reserve_follow(
+            service, request["sessionId"], socket_path=request["socketPath"], cap=request.get("cap")
+        )
+
     def channel_sent(request: dict[str, Any]) -> Any:
         return {"ok": service.channel_sent(request["deliveryId"])}
 
@@ -171,6 +178,17 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
                 socketPath=(str, True),
                 cap=ParamSpec(type="int", minimum=1),
             ),
+        ),
+        # ``events follow`` (additive): one line per delivery; released if the
+        # follower is gone before the reply reaches it.
+        "follow.reserveRendered": Method(
+            _guarded(follow_reserve_rendered),
+            params(
+                sessionId=(str, True),
+                socketPath=(str, True),
+                cap=ParamSpec(type="int", minimum=80),
+            ),
+            undelivered=service.release_undelivered,
         ),
         "channel.sent": Method(_guarded(channel_sent), params(deliveryId=(str, True))),
         "channel.status": Method(

@@ -20,6 +20,8 @@ SCHEMA_VERSION = 1
 CHANNEL_TTL_MS = 30_000
 CHANNEL_POLL_MS = 3_000
 """How often a channel asks the daemon for a push, unless told otherwise."""
+FOLLOW_TTL_MS = 30_000
+"""``events follow`` refreshes its record every 10 s; it lives as long as a channel's."""
 HOOK_TTL_MS = 86_400_000
 FUTURE_TOLERANCE_MS = 5_000
 # A hook refreshes its record at most this often unless it delivered something: the

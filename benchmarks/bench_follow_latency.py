@@ -1,0 +1,79 @@
+"""File write → delivery line on the stdout of ``events follow`` (normal urgency).
+
+Run: .venv/bin/python benchmarks/bench_follow_latency.py [rounds]
+A real daemon with its defaults, a session opened by the real ``session start`` hook,
+and one ``events follow`` process; each round writes the note, reads the line, then
+acknowledges so the next round starts from nothing unread. Target: median < 200 ms
+on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import json
+import selectors
+import statistics
+import subprocess
+import sys
+import time
+
+from _daemon import BenchDaemon, percentile
+
+HOST = "bench-follow"
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    bench = BenchDaemon(
+        {"notes": "watch:\n  type: file-fingerprint\n  globs: 'notes/*.txt'\nurgency: normal\n"}
+    )
+    (bench.root / "notes").mkdir()
+    note = bench.root / "notes" / "a.txt"
+    note.write_text("0\n")
+    follow: subprocess.Popen[bytes] | None = None
+    try:
+        bench.start()
+        payload = {"session_id": HOST, "hook_event_name": "SessionStart", "cwd": str(bench.root)}
+        subprocess.run(
+            [sys.executable, "-m", "agentmonitors", "session", "start"],
+            input=json.dumps(payload).encode(),
+            cwd=bench.root,
+            env=bench.env,
+            capture_output=True,
+            check=True,
+        )
+        sessions = bench.cli("session", "list", "--format", "json", parse=True)
+        session_id = next(s["id"] for s in sessions if s["hostSessionId"] == HOST)
+        follow = subprocess.Popen(
+            [sys.executable, "-m", "agentmonitors", "events", "follow", "--session", session_id],
+            cwd=bench.root,
+            env=bench.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert follow.stdout is not None
+        selector = selectors.DefaultSelector()
+        selector.register(follow.stdout, selectors.EVENT_READ)
+        time.sleep(1.0)
+        latencies: list[float] = []
+        for index in range(1, rounds + 1):
+            start = time.perf_counter()
+            note.write_text(f"{index}\n")
+            if not selector.select(timeout=60):
+                raise RuntimeError("no delivery line within 60 s")
+            follow.stdout.readline()
+            latencies.append((time.perf_counter() - start) * 1000)
+            bench.cli("events", "ack", "--session", session_id)
+            time.sleep(0.3)
+        print(f"file write -> events follow line, {rounds} rounds (normal urgency, defaults)")
+        print(f"  median {statistics.median(latencies):7.1f} ms")
+        print(f"  p95    {percentile(latencies, 0.95):7.1f} ms")
+        print(f"  max    {max(latencies):7.1f} ms")
+    finally:
+        if follow is not None:
+            follow.terminate()
+            follow.wait(10)
+        bench.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""``follow.reserveRendered``: the next delivery of ``events follow``, as one line.
+
+``events follow`` runs under Claude Code's Monitor tool, which turns every stdout line
+into a model turn, so a delivery must be exactly one line. The daemon reserves what a
+hook would get (same settle windows, same coalesced reminder, same net collapse) and
+renders it here as one line of at most :data:`MAX_FOLLOW_LINE` code points: the
+attribution, each event's monitor, urgency and title, the exact ack command and the
+unread listing that holds the full detail.
+
+Lifecycle: follow runs while the session waits, so it claims what the end of a turn
+would surface. ``turn-interruptible`` first (settled high, normal as its coalesced
+reminder), then ``turn-idle`` (the low reminder) when that has nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentmonitors.delivery.render import HOOK
+from agentmonitors.delivery.sizing import reserve_sized
+from agentmonitors.delivery.text import (
+    HOOK_PREFIX,
+    MAX_ADDITIONAL_CONTEXT,
+    _socket_clause,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from agentmonitors.delivery.service import DeliveryService
+
+MAX_FOLLOW_LINE = 600
+"""Code points per delivery line: a model turn's worth of signal, never the detail."""
+FOLLOW_LIFECYCLES = ("turn-interruptible", "turn-idle")
+ACTIVE = "active"
+_ELLIPSIS = "…"
+
+
+def _flat(value: object) -> str:
+    """One line: every control character and run of whitespace becomes one space."""
+    text = value if isinstance(value, str) else ("" if value is None else str(value))
+    cleaned = "".join(
+        " " if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 else char for char in text
+    )
+    return " ".join(cleaned.split())
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: max(0, limit - 1)].rstrip() + _ELLIPSIS
+
+
+def follow_line(claim: Mapping[str, Any], socket_path: str, *, cap: int = MAX_FOLLOW_LINE) -> str:
+    """One delivery line for ``claim``; ``""`` when it would surface nothing.
+
+    The commands always survive the cap: the event list and the reminder are clipped
+    first, so the agent can still acknowledge and read the detail.
+    """
+    session_id = _flat(claim.get("sessionId"))
+    socket = _socket_clause(socket_path)
+    listing = f"agentmonitors events list --session {session_id}{socket} --unread"
+    events = [event for event in claim.get("events") or [] if isinstance(event, dict)]
+    if events:
+        ids = ",".join(_flat(event.get("eventId")) for event in events)
+        tail = (
+            f" Ack when handled: agentmonitors events ack --session {session_id}{socket}"
+            f" --event-ids {ids}. Full detail: {listing}"
+        )
+        parts = [
+            f"[{_flat(event.get('urgency'))}] {_flat(event.get('monitorId'))}: "
+            f"{_flat(event.get('title'))}"
+            for event in events
+        ]
+        count = f"{len(events)} monitor events: " if len(events) > 1 else ""
+        body = count + "; ".join(parts) + "."
+        reminder = _flat(claim.get("coalescedReminder"))
+        if reminder:
+            body += " " + reminder
+    else:
+        body = _flat(claim.get("message"))
+        if not body:
+            return ""
+        tail = (
+            f" Full detail: {listing}, then agentmonitors events ack --session "
+            f"{session_id}{socket} once handled."
+        )
+    room = cap - len(HOOK_PREFIX) - len(tail)
+    if room < 16:
+        # Ids that long leave no room for a summary: name the listing alone.
+        return _clip(f"{HOOK_PREFIX}{body}", cap - len(listing) - 1) + " " + listing
+    return HOOK_PREFIX + _clip(body, room) + tail
+
+
+def reserve_follow(
+    service: DeliveryService, session_id: str, *, socket_path: str, cap: int | None = None
+) -> dict[str, Any]:
+    """The session and its next delivery line, reserved; ``reservation`` None when none.
+
+    A session that is no longer active gets no reservation (follow exits on it).
+    Sizing uses the hook's cap, so events settling together share one reservation
+    and so one line.
+    """
+    session = service.get_session(session_id)
+    reply: dict[str, Any] = {"session": session, "reservation": None, "text": ""}
+    if session.get("status") != ACTIVE:
+        return reply
+    for lifecycle in FOLLOW_LIFECYCLES:
+        with service.one_instant():
+            reservation, _text, _more, _shown = reserve_sized(
+                service,
+                session_id,
+                lifecycle,
+                packer=HOOK,
+                socket_path=socket_path,
+                cap=MAX_ADDITIONAL_CONTEXT,
+            )
+        if reservation is None:
+            continue
+        line = follow_line(reservation["claim"], socket_path, cap=cap or MAX_FOLLOW_LINE)
+        if not line:
+            service.release(reservation["reservationId"])
+            continue
+        reply.update(reservation=reservation, text=line, lifecycle=lifecycle)
+        return reply
+    return reply

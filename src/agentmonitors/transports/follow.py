@@ -1,0 +1,271 @@
+"""``events follow --session <id>``: live delivery lines for Claude Code's Monitor tool.
+
+The Monitor tool turns each stdout line of a command into a model turn while the
+session is idle, so this prints exactly one line per delivery and nothing else on
+stdout (diagnostics go to stderr). Each line goes through the shared handoff: the
+daemon reserves and renders it (``follow.reserveRendered``), it is written, then
+committed; a line that could not be written is released, so the hooks deliver it.
+
+It stops, releasing whatever it had not written:
+
+- before ``--max-seconds`` (below the Monitor tool's 30-minute cap), printing one last
+  line that asks the agent to start it again;
+- when the session ends or the project is disabled;
+- on SIGTERM/SIGINT, and when the reader of stdout goes away.
+
+A daemon that is down or restarting is waited for, not fatal. While it runs it keeps
+a ``follow`` transport heartbeat, which also keeps the daemon from idling out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from agentmonitors.transports.handoff import COMMITTED, LAPSED, UNWRITTEN, hand_off
+
+if TYPE_CHECKING:
+    from agentmonitors.delivery.wire import RenderedReply
+
+DEFAULT_MAX_SECONDS = 25 * 60
+"""Below Claude Code's 30-minute Monitor limit, with room for the restart line."""
+POLL_S = 0.1
+"""Between polls: a settled change reaches stdout within one poll of settling, at a
+few percent of one core for the daemon and this process together."""
+RECONNECT_S = 0.5
+"""Between attempts while the daemon is unreachable."""
+ENABLED_CHECK_S = 1.0
+HEARTBEAT_EVERY_S = 10.0
+FORMATS = ("text", "json")
+
+Ipc = Callable[[str, dict[str, Any]], Any]
+
+
+def restart_line(session_id: str, socket_path: str) -> str:
+    """The last line before ``--max-seconds``: how to keep live updates coming."""
+    from agentmonitors.delivery.text import _socket_clause
+
+    return (
+        "AgentMon: live updates paused (time limit). Start the Monitor again with: "
+        f"agentmonitors events follow --session {session_id}{_socket_clause(socket_path)}"
+    )
+
+
+class Follower:
+    """One ``events follow`` run: poll, hand off, heartbeat, stop."""
+
+    def __init__(
+        self,
+        session_id: str,
+        socket_path: str,
+        *,
+        max_seconds: float = DEFAULT_MAX_SECONDS,
+        fmt: str = "text",
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        ipc: Ipc | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.session_id = session_id
+        self.socket_path = socket_path
+        self.max_seconds = max_seconds
+        self.fmt = fmt
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self._ipc = ipc
+        self.clock = clock
+        self.stop = threading.Event()
+        self.workspace: str | None = None
+        self._key = f"{session_id}-{os.getpid()}"
+        self._unreachable = False
+        self._last_heartbeat = -HEARTBEAT_EVERY_S
+        self._last_enabled_check = -ENABLED_CHECK_S
+
+    # ------------------------------------------------------------------ plumbing
+
+    def ipc(self, method: str, params: dict[str, Any]) -> Any:
+        if self._ipc is not None:
+            return self._ipc(method, params)
+        from agentmonitors.daemon.client import call
+
+        return call(self.socket_path, method, params)
+
+    def note(self, text: str) -> None:
+        try:
+            print(f"agentmonitors events follow: {text}", file=self.err, flush=True)
+        except (OSError, ValueError):
+            return
+
+    def emit(self, line: str, reply: dict[str, Any] | None = None, kind: str = "delivery") -> bool:
+        """Print one line; False when stdout is gone (the caller then stops)."""
+        if self.fmt == "json":
+            record: dict[str, Any] = {"type": kind, "sessionId": self.session_id, "line": line}
+            claim = ((reply or {}).get("reservation") or {}).get("claim")
+            if claim is not None:
+                record["lifecycle"] = claim.get("lifecycle")
+                record["eventIds"] = [event["eventId"] for event in claim.get("events", [])]
+                record["events"] = [
+                    {key: event.get(key) for key in ("eventId", "monitorId", "urgency", "title")}
+                    for event in claim.get("events", [])
+                ]
+            line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        try:
+            self.out.write(line + "\n")
+            self.out.flush()
+        except (OSError, ValueError):
+            self.stop.set()
+            _silence_stdout()
+            return False
+        return True
+
+    def reader_gone(self) -> bool:
+        """True when stdout is a pipe whose reader closed it (nothing can arrive)."""
+        try:
+            fd = self.out.fileno()
+        except (OSError, ValueError, AttributeError):
+            return False
+        poller = select.poll()
+        poller.register(fd, 0)  # errors and hang-ups are always reported
+        try:
+            return any(mask & (select.POLLERR | select.POLLHUP) for _fd, mask in poller.poll(0))
+        except OSError:
+            return False
+
+    def heartbeat(self, now: float, *, delivered: bool = False) -> None:
+        if not delivered and now - self._last_heartbeat < HEARTBEAT_EVERY_S:
+            return
+        if self.stop.is_set() or self.workspace is None:
+            return  # a late write must not recreate the record removed on exit
+        from agentmonitors.delivery.heartbeats import FOLLOW_TTL_MS, write_heartbeat
+
+        write_heartbeat(
+            "follow",
+            self._key,
+            workspace=self.workspace,
+            socket_path=self.socket_path,
+            session_id=self.session_id,
+            ttl_ms=FOLLOW_TTL_MS,
+            delivered=delivered,
+        )
+        self._last_heartbeat = now
+
+    def disabled(self, now: float) -> bool:
+        if self.workspace is None or now - self._last_enabled_check < ENABLED_CHECK_S:
+            return False
+        self._last_enabled_check = now
+        from agentmonitors.workspace import read_local_state
+
+        return not read_local_state(self.workspace).enabled
+
+    # ------------------------------------------------------------------ the loop
+
+    def poll_once(self) -> str | None:
+        """One reserve → write → commit; a reason to stop, else None."""
+        from agentmonitors.daemon.client import DaemonApplicationError, DaemonConnectionError
+
+        try:
+            reply = self.ipc(
+                "follow.reserveRendered",
+                {"sessionId": self.session_id, "socketPath": self.socket_path},
+            )
+        except DaemonApplicationError as error:
+            return f"error: {error.message}"
+        except DaemonConnectionError as error:
+            if not self._unreachable:
+                self.note(f"daemon unreachable ({error.message}); retrying")
+            self._unreachable = True
+            return None
+        if self._unreachable:
+            self.note("daemon reachable again")
+            self._unreachable = False
+        if not isinstance(reply, dict) or not isinstance(reply.get("session"), dict):
+            return "error: the daemon does not support events follow; restart it"
+        session = reply["session"]
+        self.workspace = session.get("workspacePath") or self.workspace
+        if session.get("status") != "active":
+            return "the session ended"  # the daemon reserves nothing for it
+
+        def write(text: str) -> bool:
+            # A stop that arrived after the reservation leaves the line to the hooks.
+            return not self.stop.is_set() and self.emit(text, reply)
+
+        try:
+            outcome = hand_off(self.ipc, cast("RenderedReply", reply), write)
+        except DaemonConnectionError as error:
+            self.note(f"commit failed ({error.message}); the line may be delivered again")
+            return None
+        if outcome in (COMMITTED, LAPSED):
+            self.heartbeat(self.clock(), delivered=True)
+        elif outcome == UNWRITTEN and self.stop.is_set():
+            return "stdout closed or stopped"
+        return None
+
+    def run(self) -> int:
+        """Follow until a stop; 0 on every clean stop, 1 on an error."""
+        started = self.clock()
+        reason: str | None = None
+        try:
+            while not self.stop.is_set():
+                now = self.clock()
+                if now - started >= self.max_seconds:
+                    self.emit(restart_line(self.session_id, self.socket_path), kind="restart")
+                    reason = "time limit reached"
+                    break
+                if self.reader_gone():
+                    reason = "stdout closed"
+                    break
+                if self.disabled(now):
+                    reason = "monitoring was disabled in this project"
+                    break
+                reason = self.poll_once()
+                if reason is not None:
+                    break
+                self.heartbeat(self.clock())
+                self.stop.wait(RECONNECT_S if self._unreachable else POLL_S)
+        finally:
+            self.stop.set()
+            from agentmonitors.delivery.heartbeats import remove_heartbeat
+
+            remove_heartbeat("follow", self._key)
+        if reason is None:
+            reason = "stopped"
+        if reason.startswith("error: "):
+            self.note(reason[len("error: ") :])
+            return 1
+        self.note(reason)
+        return 0
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail loudly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        return
+
+
+def run_follow(
+    session_id: str,
+    socket_path: str,
+    *,
+    max_seconds: float = DEFAULT_MAX_SECONDS,
+    fmt: str = "text",
+) -> int:
+    """The command: follow with SIGTERM/SIGINT turned into a clean stop."""
+    follower = Follower(session_id, socket_path, max_seconds=max_seconds, fmt=fmt)
+
+    def stop(_signum: int, _frame: object) -> None:
+        follower.stop.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    return follower.run()

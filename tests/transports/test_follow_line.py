@@ -1,0 +1,61 @@
+"""The one-line rendering of a delivery for ``events follow``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentmonitors.delivery.follow_line import MAX_FOLLOW_LINE, follow_line
+
+SOCKET = "/run/am.sock"
+
+
+def event(event_id: str, title: str = "File changed: notes/a.txt", **extra: Any) -> dict[str, Any]:
+    return {"eventId": event_id, "monitorId": "notes", "urgency": "high", "title": title, **extra}
+
+
+def claim(*events: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"sessionId": "S1", "lifecycle": "turn-interruptible", "events": list(events), **extra}
+
+
+def test_one_event_names_monitor_urgency_title_and_the_exact_ack_command() -> None:
+    line = follow_line(claim(event("E1")), SOCKET)
+    assert line == (
+        "AgentMon: [high] notes: File changed: notes/a.txt. Ack when handled: agentmonitors "
+        "events ack --session S1 --socket '/run/am.sock' --event-ids E1. Full detail: "
+        "agentmonitors events list --session S1 --socket '/run/am.sock' --unread"
+    )
+
+
+def test_several_events_share_one_line_with_one_ack_command() -> None:
+    line = follow_line(claim(event("E1"), event("E2", "Second\nline\ttitle")), SOCKET)
+    assert "\n" not in line and "\t" not in line
+    assert line.startswith("AgentMon: 2 monitor events: [high] notes: File changed")
+    assert "Second line title" in line and "--event-ids E1,E2." in line
+
+
+def test_long_titles_are_clipped_but_the_commands_survive_the_cap() -> None:
+    line = follow_line(claim(*(event(f"E{n}", "x" * 500) for n in range(3))), SOCKET)
+    assert len(line) <= MAX_FOLLOW_LINE
+    assert "…" in line
+    assert line.endswith(
+        "--event-ids E0,E1,E2. Full detail: agentmonitors events list "
+        "--session S1 --socket '/run/am.sock' --unread"
+    )
+
+
+def test_a_coalesced_reminder_rides_on_the_line() -> None:
+    line = follow_line(claim(event("E1"), coalescedReminder="2 normal updates pending."), SOCKET)
+    assert "notes/a.txt. 2 normal updates pending. Ack when handled" in line
+
+
+def test_a_reminder_claim_points_at_the_listing_and_a_blank_one_is_nothing() -> None:
+    line = follow_line(claim(message="3 low-urgency updates\nare pending."), SOCKET)
+    assert line.startswith("AgentMon: 3 low-urgency updates are pending. Full detail: ")
+    assert "agentmonitors events ack --session S1 --socket '/run/am.sock' once handled." in line
+    assert follow_line(claim(message="  \n"), SOCKET) == ""
+
+
+def test_ids_too_long_for_any_summary_still_leave_the_listing() -> None:
+    line = follow_line(claim(*(event("E" * 60 + str(n)) for n in range(12))), SOCKET)
+    assert len(line) <= MAX_FOLLOW_LINE
+    assert line.endswith("agentmonitors events list --session S1 --socket '/run/am.sock' --unread")
