@@ -151,34 +151,35 @@ class Verifier:
         trigger = self.trigger.file
         if trigger is None or not self._triggered:
             return
+
+        def ask(method: str, params: dict[str, Any]) -> Any:
+            return self.call(socket, method, params)
+
         if trigger.created and is_synthetic(trigger.path):
-            self.call(socket, "events.retractObject", self._scratch_key())
-            return
-        if self._bystander_earlier is None:
-            return
-        # The restore is observed at that daemon's own pace: wait for one more row.
-        seen = {row["id"] for row in self._bystander_history(socket)}
+            ask("events.retractObject", self._scratch_key())
+        elif self._bystander_earlier is not None:
+            # Its rows were never watched here: the restore is the first row after now.
+            seen = {row["id"] for row in self._history(ask)}
+            self._retract_new_events(ask, seen, self._bystander_earlier)
+
+    def _retract_new_events(
+        self, ask: Callable[[str, dict[str, Any]], Any], seen: set[str], earlier: set[str]
+    ) -> None:
+        """Once a daemon observed the restore (a row not in ``seen``, or the baseline
+        budget passed), retract this monitor's events that were not in ``earlier``."""
         deadline = self.clock() + self.budget.baseline_ms / 1000
         while self.clock() < deadline:
-            if any(row["id"] not in seen for row in self._bystander_history(socket)):
+            if any(row["id"] not in seen for row in self._history(ask)):
                 break
             time.sleep(POLL_S)
-        events = self.call(socket, "events.list", {"monitorId": self.monitor.id}) or []
+        events = ask("events.list", {"monitorId": self.monitor.id}) or []
         ours = [
             event["id"]
             for event in events
-            if isinstance(event, dict) and event["id"] not in self._bystander_earlier
+            if isinstance(event, dict) and event["id"] not in earlier
         ]
         if ours:
-            self.call(
-                socket, "events.retractObject", {"monitorId": self.monitor.id, "eventIds": ours}
-            )
-
-    def _bystander_history(self, socket: str) -> list[dict[str, Any]]:
-        rows = self.call(
-            socket, "history.list", {"monitorId": self.monitor.id, "limit": HISTORY_LIMIT}
-        )
-        return [row for row in rows or () if isinstance(row, dict) and "id" in row]
+            ask("events.retractObject", {"monitorId": self.monitor.id, "eventIds": ours})
 
     def _scratch_key(self) -> dict[str, Any]:
         assert self.trigger.file is not None
@@ -204,25 +205,12 @@ class Verifier:
         trigger = self.trigger.file
         if trigger is None or not self._triggered:
             return
-        monitor = self.monitor.id
         if trigger.created and is_synthetic(trigger.path):
             key = self._scratch_key()
             self._ipc("events.suppressObject", {**key, "ttlMs": self._tombstone_ms()})
             self._ipc("events.retractObject", key)
             return
-        self._await_observation(self.budget.baseline_ms / 1000)
-        events = self._ipc("events.list", {"monitorId": monitor}) or []
-        ours = [event["id"] for event in events if event["id"] not in self._earlier_events]
-        if ours:
-            self._ipc("events.retractObject", {"monitorId": monitor, "eventIds": ours})
-
-    def _await_observation(self, seconds: float) -> None:
-        """Until one observation newer than any seen, or ``seconds``."""
-        deadline = self.clock() + seconds
-        while self.clock() < deadline:
-            if any(row["id"] not in self._seen for row in self._history()):
-                return
-            time.sleep(POLL_S)
+        self._retract_new_events(self._ipc, self._seen, self._earlier_events)
 
     # ------------------------------------------------------------------ stages
 
@@ -442,8 +430,13 @@ class Verifier:
         events = self._ipc("events.list", {**query, "unreadOnly": unread_only})
         return [event for event in events or () if isinstance(event, dict) and "id" in event]
 
-    def _history(self) -> list[dict[str, Any]]:
-        rows = self._ipc("history.list", {"monitorId": self.monitor.id, "limit": HISTORY_LIMIT})
+    def _history(
+        self, ask: Callable[[str, dict[str, Any]], Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """The monitor's recent observation rows, from this run's daemon unless ``ask``
+        names another."""
+        request = ask or self._ipc
+        rows = request("history.list", {"monitorId": self.monitor.id, "limit": HISTORY_LIMIT})
         return [row for row in rows or () if isinstance(row, dict) and "id" in row]
 
     def _ipc(self, method: str, params: dict[str, Any]) -> Any:
