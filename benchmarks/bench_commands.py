@@ -214,13 +214,20 @@ def build_tree(root: str, dirs: int = 100, files_per_dir: int = 100) -> None:
 
 
 def make_due(db_path: str) -> Callable[[], None]:
-    """Mark every monitor of the store as never observed, so the next tick observes it."""
+    """Mark every monitor of the store as last observed an hour earlier, so the next tick
+    observes it, as a scheduler running ``daemon once`` finds it once the interval passed.
+
+    An hour, not "never": the stored time keeps its width, as between two real runs, so
+    SQLite rewrites only the changed page of the state row, not its 10,000 files' worth.
+    """
 
     def reset() -> None:
         conn = sqlite3.connect(db_path)
         try:
             with conn:
-                conn.execute("UPDATE monitor_state SET last_observation_at = 0")
+                conn.execute(
+                    "UPDATE monitor_state SET last_observation_at = last_observation_at - 3600"
+                )
         finally:
             conn.close()
 

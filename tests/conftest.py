@@ -27,12 +27,30 @@ AGENT_VARIABLES = (
 )
 
 
+def stray_project_above(folder: Path) -> Path | None:
+    """An enabled project or monitors folder in an ancestor of ``folder``.
+
+    Every test project sits in a temporary folder; one of these above it (left by a
+    run that took the temporary root for its project) would make each test project
+    without markers of its own resolve to that ancestor instead.
+    """
+    for ancestor in folder.parents:
+        claude = ancestor / ".claude"
+        if (claude / "agentmonitors.local.md").exists() or (claude / "monitors").is_dir():
+            return claude
+    return None
+
+
 @pytest.fixture(autouse=True)
 def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    stray = stray_project_above(tmp_path)
+    if stray is not None:
+        pytest.fail(f"{stray} makes every test folder below it part of one project: remove it")
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     for name in AGENT_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     work = tmp_path / "work"

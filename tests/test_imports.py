@@ -199,13 +199,14 @@ def test_version_and_the_agent_commands_run_without_click_or_the_heavy_stack(
         assert (listed.code, listed.err, listed.heavy) == (0, "", set())
         assert [item["id"] for item in json.loads(listed.out)] == [event["id"]]
 
-        # TOON (what an agent gets by default) uses toon_format's encoder without the
-        # package initializer, which reads its version through importlib.metadata.
+        # TOON (what an agent gets by default) is rendered by the daemon, so the
+        # command loads no encoder at all.
         toon = run_hook_command(
             ["events", "list", "--session", session_id, "--format", "toon"], {}, project.root
         )
         assert toon.code == 0, toon.err
-        assert toon.heavy - {"typing"} == set()
+        assert toon.heavy == set()
+        assert not [name for name in toon.modules if name.startswith("toon_format")]
         assert "importlib.metadata" not in toon.modules
         from toon_format import encode
 

@@ -21,6 +21,7 @@ LAYERS: dict[str, set[str]] = {
     "paths": {"workspace"},
     "clock": set(),
     "diff": set(),
+    "formats": set(),
     "monitor": {"workspace", "paths", "clock"},
     "sources": {"monitor", "workspace", "paths", "clock", "diff"},
     "catalog": {"monitor", "sources", "workspace", "paths", "clock"},
@@ -33,7 +34,7 @@ LAYERS: dict[str, set[str]] = {
     },
     "daemon": {
         "diagnosis", "runtime", "delivery", "catalog", "monitor", "sources", "store",
-        "workspace", "paths", "clock", "diff",
+        "workspace", "paths", "clock", "diff", "formats",
     },
     "transports": {"daemon", "delivery", "workspace", "paths", "clock"},
 }  # fmt: skip

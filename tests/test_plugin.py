@@ -85,11 +85,16 @@ CONTRACT_COMMANDS = {
     "doctor",
     "verify",
     "demo",
+    # The agent's read-only follow-ups (issue 16, spec 05 §15).
+    "snapshot",
+    "diff",
+    "summary",
+    "inspect",
 }
 CONTRACT_SUBCOMMANDS = {
     "daemon": {"run", "once", "status", "stop"},
     "session": {"open", "close", "list", "start", "end"},
-    "events": {"list", "ack"},
+    "events": {"list", "ack", "follow"},  # follow: the live transport (issue 15)
     "hook": {"claim", "deliver"},
     "monitor": {"test", "history", "explain", "approve"},  # approve: issue 12, spec 04 §13
     "source": {"list", "search", "install", "update", "remove"},

@@ -30,7 +30,11 @@ PRIVATE_FILE_MODE = 0o600
 ENABLE_FILE_NOTE = (
     "> Local AgentMon coordination state (gitignored). Safe to delete: monitoring is then "
     "off for this project until `agentmonitors init --enable-only` turns it back on, and "
-    "the next Claude Code session start writes the daemon's socket and db lines again."
+    "the next Claude Code session start writes the daemon's socket and db lines again.\n"
+    ">\n"
+    "> Add `live: off` between the `---` lines to stop session start from offering live "
+    "updates (`agentmonitors events follow` in Claude Code's Monitor tool); `live: on`, the "
+    "default, offers them whenever a monitor is defined."
 )
 
 
@@ -198,7 +202,7 @@ class LocalState:
     hook a few milliseconds.
     """
 
-    __slots__ = ("db", "enabled", "last_boot_failure_at", "reap_after_ms", "socket")
+    __slots__ = ("db", "enabled", "last_boot_failure_at", "live", "reap_after_ms", "socket")
 
     def __init__(
         self,
@@ -207,15 +211,25 @@ class LocalState:
         db: str | None = None,
         reap_after_ms: int = DEFAULT_REAP_AFTER_MS,
         last_boot_failure_at: str | None = None,
+        live: str | None = None,
     ) -> None:
         self.enabled = enabled
         self.socket = socket
         self.db = db
         self.reap_after_ms = reap_after_ms
         self.last_boot_failure_at = last_boot_failure_at
+        self.live = live
+        """The ``live:`` value as the user wrote it (None when absent); see :func:`live_setting`."""
 
-    def _fields(self) -> tuple[bool, str | None, str | None, int, str | None]:
-        return (self.enabled, self.socket, self.db, self.reap_after_ms, self.last_boot_failure_at)
+    def _fields(self) -> tuple[bool, str | None, str | None, int, str | None, str | None]:
+        return (
+            self.enabled,
+            self.socket,
+            self.db,
+            self.reap_after_ms,
+            self.last_boot_failure_at,
+            self.live,
+        )
 
     def _replace(self, **changes: object) -> LocalState:
         """A copy with some keys changed (the NamedTuple-style spelling callers use)."""
@@ -236,7 +250,7 @@ class LocalState:
         return (
             f"LocalState(enabled={self.enabled!r}, socket={self.socket!r}, db={self.db!r}, "
             f"reap_after_ms={self.reap_after_ms!r}, "
-            f"last_boot_failure_at={self.last_boot_failure_at!r})"
+            f"last_boot_failure_at={self.last_boot_failure_at!r}, live={self.live!r})"
         )
 
 
@@ -325,7 +339,38 @@ def read_local_state(workspace: str) -> LocalState:
         db=db if isinstance(db, str) and db else None,
         reap_after_ms=reap if isinstance(reap, int) and reap >= 0 else DEFAULT_REAP_AFTER_MS,
         last_boot_failure_at=failure if isinstance(failure, str) and failure else None,
+        live=_as_written(data.get("live")),
     )
+
+
+def _as_written(value: object) -> str | None:
+    """A scalar back as text, so rewriting the file keeps it (an unknown value included:
+    it is reported, never silently dropped); empty means absent."""
+    if value is None or value == "":
+        return None
+    if value is True or value is False:
+        return "true" if value else "false"
+    return str(value)
+
+
+LIVE_ON = frozenset(("on", "true", "yes"))
+LIVE_OFF = frozenset(("off", "false", "no"))
+
+
+def live_setting(value: str | None) -> bool | None:
+    """Whether session start offers live updates: ``live:`` absent or on means yes.
+
+    ``on``/``off``, ``true``/``false`` and ``yes``/``no`` in any case; None for anything
+    else, which the caller reports (naming the file and the key) and treats as the default.
+    """
+    if value is None:
+        return True
+    word = value.strip().lower()
+    if word in LIVE_ON:
+        return True
+    if word in LIVE_OFF:
+        return False
+    return None
 
 
 def render_local_state(state: LocalState) -> str:
@@ -337,6 +382,8 @@ def render_local_state(state: LocalState) -> str:
     lines.append(f"reap-after-ms: {state.reap_after_ms}")
     if state.last_boot_failure_at:
         lines.append(f"last-boot-failure-at: {state.last_boot_failure_at}")
+    if state.live is not None:
+        lines.append(f"live: {state.live}")
     lines += ["---", "", ENABLE_FILE_NOTE, ""]
     return "\n".join(lines)
 
@@ -401,6 +448,7 @@ def enable_workspace(workspace: str) -> str:
         socket=current.socket,
         db=current.db,
         reap_after_ms=current.reap_after_ms,
+        live=current.live,
     )
     write_private_file(path, render_local_state(kept))
     return "updated"

@@ -80,7 +80,7 @@ def test_hook_deliver_help_describes_the_flags_the_fast_path_parses(run_cli: Run
     assert shown.code == 0
     assert shown.out.startswith("Usage: agentmonitors hook deliver [OPTIONS]")
     options = _options("agentmonitors hook deliver")
-    assert set(options) == {"--lifecycle", "--format", "--socket", "--debug"}
+    assert set(options) == {"--host", "--lifecycle", "--format", "--socket", "--debug"}
     for name, option in options.items():
         assert name in shown.out
         assert option.help is not None and option.help.split()[0] in shown.out
@@ -106,6 +106,7 @@ def test_session_list_table_has_headers() -> None:
         {
             "id": "01JSESSIONAAAAAAAAAAAAAAAA",
             "status": "active",
+            "adapter": "cursor",
             "agentIdentity": "host-a",
             "lastActiveAt": "2026-03-04T05:06:07.000Z",
             "workspacePath": "/p",
@@ -118,15 +119,17 @@ def test_session_list_table_has_headers() -> None:
         },
     ]
     lines = sessions_table(records).splitlines()
-    assert lines[0].split() == ["ID", "Status", "Agent", "Last", "active", "Workspace"]
+    assert lines[0].split() == ["ID", "Status", "Host", "Agent", "Last", "active", "Workspace"]
     assert lines[1].split() == [
         "01JSESSIONAAAAAAAAAAAAAAAA",
         "active",
+        "cursor",
         "host-a",
         "2026-03-04T05:06:07.000Z",
         "/p",
     ]
     assert lines[2].endswith("(global)")
+    assert lines[2].split()[2] == "claude-code"  # a record without one is Claude Code's
     # Columns line up under their headers.
     column = lines[0].index("Workspace")
     assert lines[1][column:] == "/p" and lines[2][column:] == "(global)"

@@ -109,7 +109,15 @@ def test_session_listing_carries_the_recipients_own_diff(world: World) -> None:
 
 def test_ephemeral_events_are_hidden_without_a_session(world: World) -> None:
     session = world.session()
-    private = world.emit("normal", monitor="ephemeral:s/1")
+    watch = f"ephemeral:{session}/1"
+    with world.db.write() as conn:  # the session's own watch: its events reach it alone
+        conn.execute(
+            "INSERT INTO ephemeral_monitors (id, session_id, workspace_path, source_name,"
+            " urgency, urgency_max, created_at, updated_at)"
+            " VALUES (?, ?, ?, 'scripted', 'normal', 'normal', 0, 0)",
+            (watch, session, world.workspace),
+        )
+    private = world.emit("normal", monitor=watch)
     public = world.emit("normal")
     assert listed(world) == [public]
     assert listed(world, session_id=session) == [public, private]

@@ -64,7 +64,9 @@ class ToolCall:
     trigger: str
     name: str
     input: dict[str, Any]
-    id: str = "toolu_fake_0001"
+    # None: one id per answer. Claude Code mangles a history holding two tool calls with
+    # one id (the earlier turn becomes "[Tool use interrupted]").
+    id: str | None = None
 
 
 def latest_prompt_text(body: Any) -> str | None:
@@ -145,15 +147,29 @@ def _one_block_json(message_id: str, block: dict[str, Any], stop_reason: str) ->
     ).encode()
 
 
+def _tool_use_id(message_id: str, call: ToolCall) -> str:
+    return call.id or message_id.replace("msg_", "toolu_", 1)
+
+
 def tool_use_stream(message_id: str, call: ToolCall) -> bytes:
     """One assistant message that asks for ``call`` and stops for its result."""
-    block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+    block = {
+        "type": "tool_use",
+        "id": _tool_use_id(message_id, call),
+        "name": call.name,
+        "input": {},
+    }
     delta = {"type": "input_json_delta", "partial_json": json.dumps(call.input)}
     return _one_block_stream(message_id, block, delta, "tool_use")
 
 
 def tool_use_json(message_id: str, call: ToolCall) -> bytes:
-    block = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
+    block = {
+        "type": "tool_use",
+        "id": _tool_use_id(message_id, call),
+        "name": call.name,
+        "input": call.input,
+    }
     return _one_block_json(message_id, block, "tool_use")
 
 

@@ -105,7 +105,7 @@ def test_full_monitor_parses(monitors_dir: Path) -> None:
     assert fm.payload.transform.language == "jq"
     assert fm.payload.transform.expression == ".sets | map({weight: .weight})"
     assert fm.payload.encoding == "toon"
-    assert fm.tags == ["docs", "team-a"]
+    assert fm.tags == ("docs", "team-a")
     assert monitor.body == FULL_BODY
     assert monitor.instructions == (
         "# When the docs change\n\nSummarise what changed and who should review it."
@@ -267,7 +267,7 @@ def test_date_like_values_stay_strings() -> None:
         frontmatter("name: 2024-01-31", "watch: {type: schedule}", "tags: [2024-02-01]")
     )
     assert monitor.frontmatter.name == "2024-01-31"
-    assert monitor.frontmatter.tags == ["2024-02-01"]
+    assert monitor.frontmatter.tags == ("2024-02-01",)
 
 
 def test_null_name_falls_back_to_the_id() -> None:
@@ -279,7 +279,7 @@ def test_null_name_falls_back_to_the_id() -> None:
 def test_quoted_values_stay_strings() -> None:
     monitor = parsed(frontmatter("name: '0o17'", "watch: {type: schedule}", "tags: ['1', 'yes']"))
     assert monitor.frontmatter.name == "0o17"
-    assert monitor.frontmatter.tags == ["1", "yes"]
+    assert monitor.frontmatter.tags == ("1", "yes")
 
 
 # ---------------------------------------------------------------- urgency

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from agentmonitors.clock import ManualClock, iso_from_ms
-from agentmonitors.monitor.model import (
-    DebounceNotify,
-    RollupNotify,
-    ThrottleNotify,
+from agentmonitors.monitor.model import DebounceNotify, RollupNotify, ThrottleNotify
+from agentmonitors.monitor.policy import (
+    DebouncePolicy,
+    RollupPolicy,
+    ThrottlePolicy,
     UrgencyBand,
 )
 from agentmonitors.runtime.notify import (
@@ -51,12 +52,14 @@ def titles(envelopes: list[Envelope]) -> list[str]:
     return [item.observation.title for item in envelopes]
 
 
-def debounce(settle: str) -> DebounceNotify:
-    return DebounceNotify.model_validate({"strategy": "debounce", "settle-for": settle})
+def debounce(settle: str) -> DebouncePolicy:
+    return DebounceNotify.model_validate({"strategy": "debounce", "settle-for": settle}).to_policy()
 
 
-def throttle(suppress: str) -> ThrottleNotify:
-    return ThrottleNotify.model_validate({"strategy": "throttle", "suppress-for": suppress})
+def throttle(suppress: str) -> ThrottlePolicy:
+    return ThrottleNotify.model_validate(
+        {"strategy": "throttle", "suppress-for": suppress}
+    ).to_policy()
 
 
 def test_no_notify_emits_immediately() -> None:
@@ -164,7 +167,7 @@ def test_salience_is_clamped_to_the_band_and_scalar_never_escalates() -> None:
 
 
 def test_rollup_accumulates_and_fires_once_per_window_minute() -> None:
-    config = RollupNotify.model_validate({"strategy": "rollup", "window": "0 9 * * *"})
+    config = RollupNotify.model_validate({"strategy": "rollup", "window": "0 9 * * *"}).to_policy()
     at_eight = int(datetime(2026, 12, 2, 8, 0, tzinfo=UTC).timestamp() * 1000)
     first = dispatch(config, monitor(), [env("a", at_eight)], at_eight, {})
     assert first.emitted == []
@@ -187,7 +190,7 @@ def test_rollup_accumulates_and_fires_once_per_window_minute() -> None:
 
 def test_rollup_empty_window_emits_nothing_and_escalation_does_not_flush() -> None:
     band = monitor(UrgencyBand("normal", "high"))
-    config = RollupNotify.model_validate({"strategy": "rollup", "window": "0 9 * * *"})
+    config = RollupNotify.model_validate({"strategy": "rollup", "window": "0 9 * * *"}).to_policy()
     at_nine = int(datetime(2026, 12, 2, 9, 0, tzinfo=UTC).timestamp() * 1000)
     empty = dispatch(config, band, [], at_nine, {})
     assert empty.emitted == []
@@ -201,7 +204,7 @@ def test_rollup_empty_window_emits_nothing_and_escalation_does_not_flush() -> No
 def test_rollup_honours_its_time_zone() -> None:
     config = RollupNotify.model_validate(
         {"strategy": "rollup", "window": "0 9 * * *", "timezone": "America/New_York"}
-    )
+    ).to_policy()
     nine_utc = int(datetime(2026, 12, 2, 9, 0, tzinfo=UTC).timestamp() * 1000)
     assert dispatch(config, monitor(), [env("a", nine_utc)], nine_utc, {}).emitted == []
     nine_new_york = int(datetime(2026, 12, 2, 14, 0, tzinfo=UTC).timestamp() * 1000)
@@ -223,7 +226,7 @@ def test_rollup_windows_on_daylight_saving_days(
 ) -> None:
     config = RollupNotify.model_validate(
         {"strategy": "rollup", "window": window, "timezone": "America/New_York"}
-    )
+    ).to_policy()
 
     def at(text: str) -> int:
         return int(datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp() * 1000)
@@ -239,7 +242,7 @@ def test_rollup_windows_on_daylight_saving_days(
 
 def test_switching_to_rollup_drops_a_pending_debounce() -> None:
     held = dispatch(debounce("1m"), monitor(), [env("a", START)], START, {})
-    config = RollupNotify.model_validate({"strategy": "rollup", "window": "0 3 * * *"})
+    config = RollupNotify.model_validate({"strategy": "rollup", "window": "0 3 * * *"}).to_policy()
     result = dispatch(config, monitor(), [], START, held.state)
     assert "pendingDebounce" not in result.state
 
@@ -269,8 +272,6 @@ def test_held_batch_survives_a_json_round_trip_with_its_captured_definition() ->
 
 
 def test_bad_rollup_time_zone_raises_for_isolation() -> None:
-    config = RollupNotify.model_construct(
-        strategy="rollup", window="0 9 * * *", timezone="Mars/Base"
-    )
+    config = RollupPolicy(window="0 9 * * *", timezone="Mars/Base")
     with pytest.raises(ValueError, match="Mars/Base"):
         dispatch(config, monitor(), [], START, {})

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentmonitors.clock import ManualClock
-from agentmonitors.monitor.model import DeriveRule
+from agentmonitors.monitor.policy import DerivePolicy
 from agentmonitors.runtime.shape import derive_facts, js_string, render_artifact
 from agentmonitors.runtime.tick import Runtime, TickResult
 from agentmonitors.sources.base import SourceRegistry
@@ -156,16 +156,16 @@ def test_render_is_byte_stable_whatever_the_key_order() -> None:
 
 def test_derive_facts_use_now_and_treat_errors_as_false() -> None:
     rules = [
-        DeriveRule.model_validate({"name": "past-due", "when": "due < now"}),
-        DeriveRule.model_validate({"name": "broken", "when": "missing > 1"}),
-        DeriveRule.model_validate({"name": "typed", "when": "due + 1.5 > 0.0"}),
-        DeriveRule.model_validate({"name": "always", "when": "true"}),
+        DerivePolicy("past-due", "due < now"),
+        DerivePolicy("broken", "missing > 1"),
+        DerivePolicy("typed", "due + 1.5 > 0.0"),
+        DerivePolicy("always", "true"),
     ]
     snapshot = {"due": START + 1000, "now": 0}
     assert derive_facts(snapshot, START, rules) == ["always"]
     assert derive_facts(snapshot, START + 2000, rules) == ["past-due", "always"]
     # A non-mapping snapshot is wrapped as {value: x}.
-    value_rule = [DeriveRule.model_validate({"name": "v", "when": 'value == "hi"'})]
+    value_rule = [DerivePolicy("v", 'value == "hi"')]
     assert derive_facts("hi", START, value_rule) == ["v"]
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.sources.change_detection import ClosedCollection, Collection
+from agentmonitors.sources.change_detection_config import ClosedCollection, Collection
 from agentmonitors.sources.collections_diff import (
     CollectionError,
     canonical_json,

@@ -206,7 +206,9 @@ def test_init_writes_the_sources_own_template(site: Path, project: Path, run_cli
     unknown = run_cli("init", "other", "--type", "example-nope")
     assert unknown.code == 1
     assert unknown.err.startswith('error: Unknown --type "example-nope". Choose one of: ')
-    assert unknown.err.rstrip().endswith("incoming-changes, example-notes, example-echo")
+    assert unknown.err.rstrip().endswith(
+        "incoming-changes, example-notes, example-echo; or a preset: pr-review, my-prs"
+    )
 
 
 def test_a_bad_type_changes_nothing_even_when_setting_a_project_up(

@@ -214,7 +214,9 @@ def test_session_start_outside_enabled_workspace(isolated_environment: Path) -> 
 
 def test_session_start_boots_registers_and_the_reminder_fires_once(project: Project) -> None:
     out, err = project.start_session()
-    assert out == ""  # nothing unread yet: no recap
+    # Nothing unread yet: no recap, only the live-updates offer.
+    offer = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert offer.startswith("AgentMon: live updates are available") and "\n" not in offer
     state = read_local_state(project.ws)
     assert state.socket is not None and state.db is not None
     session_id = project.session_id()
@@ -297,7 +299,8 @@ def test_resume_recap_shows_events_in_full_with_their_ack_line(project: Project)
     project.change(text="recap me\n")
     out, _ = project.start_session()  # SessionStart again: resume or compact
     body = json.loads(out)
-    context = body["hookSpecificOutput"]["additionalContext"]
+    offer, _, context = body["hookSpecificOutput"]["additionalContext"].partition("\n\n")
+    assert offer.startswith("AgentMon: live updates are available")
     session_id = project.session_id()
     (event,) = project.events()
     assert context.startswith(

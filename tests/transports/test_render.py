@@ -48,10 +48,16 @@ M3 = (
 HOOK_STEP = (
     f" Run {LIST} to see them, then "
     "`agentmonitors events ack --session S1 --socket '/tmp/am.sock'` once handled."
+    " To look closer without marking anything read:"
+    " `agentmonitors summary|snapshot|diff MONITOR --session S1`;"
+    " what is still held: `agentmonitors inspect --session S1`."
 )
 CHANNEL_STEP = (
     f" Run {LIST} to see them, then call the agentmon_ack tool with the event_id values"
     " of the ones you handled."
+    " To look closer without marking anything read:"
+    " `agentmonitors summary|snapshot|diff MONITOR --session S1`;"
+    " what is still held: `agentmonitors inspect --session S1`."
 )
 C1 = "\n\n(more monitor updates are pending; they will surface on a later poll)"
 C2 = f"\n\n(this update was too large to show in full; run {LIST} to see the full copy)"

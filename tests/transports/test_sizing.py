@@ -30,6 +30,9 @@ C1 = "\n\n(more monitor updates are pending; they will surface on a later poll)"
 HOOK_FOOTER = (
     f"\n\n{REMINDER} Run {LIST} to see them, then "
     "`agentmonitors events ack --session S1 --socket '/tmp/am.sock'` once handled."
+    " To look closer without marking anything read:"
+    " `agentmonitors summary|snapshot|diff MONITOR --session S1`;"
+    " what is still held: `agentmonitors inspect --session S1`."
 )
 
 

@@ -1,7 +1,9 @@
 """The monitors a tick runs: discovered, parsed once per file change, and checked.
 
 Parsing and validating every MONITOR.md on every tick would dominate an idle
-daemon's CPU; files are re-read only when their size, mtime or inode changes.
+daemon's CPU; files are re-read only when their size, mtime or inode changes, and a
+file whose bytes did not change since any earlier process parsed it is read back from
+the compiled-definition cache (``catalog/compiled.py``).
 """
 
 from __future__ import annotations
@@ -10,16 +12,16 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from agentmonitors.catalog.compiled import CompiledDefinitions
 from agentmonitors.catalog.trust import (
     Requirement,
     is_approved,
     read_ledger,
     requirement_for,
 )
-from agentmonitors.catalog.validation import check_monitor
 from agentmonitors.monitor.discovery import Scope, discover
-from agentmonitors.monitor.model import MonitorDefinition
-from agentmonitors.monitor.parse import ParseFailure, ParseOutcome, parse_monitor_file
+from agentmonitors.monitor.parse import ParseFailure, ParseOutcome
+from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.base import SourceRegistry
 
 
@@ -51,6 +53,7 @@ class Definitions:
 class DefinitionCache:
     def __init__(self, registry: SourceRegistry) -> None:
         self.registry = registry
+        self.compiled = CompiledDefinitions(registry)
         self._parsed: dict[str, tuple[tuple[int, int, int], ParseOutcome]] = {}
         # Check results per file, valid while the parsed object is the cached one.
         self._checked: dict[str, tuple[MonitorDefinition, list[str]]] = {}
@@ -61,12 +64,12 @@ class DefinitionCache:
         try:
             info = os.stat(path)
         except OSError:
-            return parse_monitor_file(path, scope)
+            return self.compiled.parse(path, scope)
         key = (info.st_size, info.st_mtime_ns, info.st_ino)
         cached = self._parsed.get(path)
         if cached is not None and cached[0] == key:
             return cached[1]
-        outcome = parse_monitor_file(path, scope)
+        outcome = self.compiled.parse(path, scope)
         self._parsed[path] = (key, outcome)
         return outcome
 
@@ -74,7 +77,7 @@ class DefinitionCache:
         cached = self._checked.get(monitor.file_path)
         if cached is not None and cached[0] is monitor:
             return cached[1]
-        errors = check_monitor(monitor, self.registry)[0]
+        errors = self.compiled.checks(monitor)[0]
         self._checked[monitor.file_path] = (monitor, errors)
         return errors
 
@@ -106,6 +109,7 @@ class DefinitionCache:
             self._checked.pop(path, None)
             self._required.pop(path, None)
             self._outside.pop(path, None)
+            self.compiled.forget(path)
         problems = [
             Problem(
                 failure.id or failure.file_path,

@@ -8,12 +8,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentmonitors.catalog.presets import PRESETS, render_preset
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES, bundled_registry
 from agentmonitors.sources.traits import Scaffold, ScaffoldSeed
 
 # The bundled types (``init --type`` also takes an installed plugin's).
 SOURCE_TYPES = BUNDLED_SOURCE_NAMES
+# Ready-made monitors ``--type`` also takes (see catalog/presets/).
+PRESET_TYPES = tuple(PRESETS)
 DEFAULT_TYPE = "file-fingerprint"
 DEFAULT_MONITOR_NAME = "my-monitor"
 GITIGNORE_LINES = (".claude/*.local.*", "/.agentmonitors/")
@@ -42,10 +45,22 @@ def readable_name(positional: str) -> str | None:
     return " ".join([first[:1].upper() + first[1:], *rest])
 
 
+def known_type(source_type: str, registry: SourceRegistry) -> bool:
+    """Whether ``init --type`` takes ``source_type``: a registered source or a preset."""
+    preset = PRESETS.get(source_type)
+    return registry.has(source_type if preset is None else preset.source_type)
+
+
+def type_choices(registry: SourceRegistry) -> list[str]:
+    """Every ``--type`` value: the registered sources, then the presets."""
+    return [*registry.names(), *PRESET_TYPES]
+
+
 def unknown_type(source_type: str, registry: SourceRegistry) -> ScaffoldError:
-    """The error for a ``--type`` no registered source has."""
+    """The error for a ``--type`` that is neither a registered source nor a preset."""
     return ScaffoldError(
-        f'Unknown --type "{source_type}". Choose one of: {", ".join(registry.names())}'
+        f'Unknown --type "{source_type}". Choose one of: {", ".join(registry.names())}; '
+        f"or a preset: {', '.join(PRESET_TYPES)}"
     )
 
 
@@ -122,13 +137,17 @@ def _check_request(
             f'Invalid monitor name "{monitor_name}": it becomes the folder name and the '
             "monitor id, so use letters, digits, '-', '_' or '.' and start with a letter or digit"
         )
-    if not registry.has(source_type):
+    if not known_type(source_type, registry):
         raise unknown_type(source_type, registry)
-    seeds = registry.traits(source_type).scaffold_seeds
+    preset = PRESETS.get(source_type)
+    # A preset's watch block is the preset: a seeded one would contradict its body.
+    seeds = {} if preset is not None else registry.traits(source_type).scaffold_seeds
+    reason = "a preset writes its own watch block; " if preset is not None else ""
     for flag, given in (("glob", patterns), ("command", command)):
         if given and flag not in seeds:
             raise ScaffoldError(
-                f"--{flag} is not supported for --type {source_type} ({_seeded_by(flag, registry)})"
+                f"--{flag} is not supported for --type {source_type} "
+                f"({reason}{_seeded_by(flag, registry)})"
             )
 
 
@@ -137,6 +156,8 @@ class ScaffoldResult:
     created: bool
     monitor_dir: str
     file_path: str
+    # A preset's prerequisites, said after "Created monitor"; None for a source template.
+    note: str | None = None
 
 
 def scaffold_monitor(
@@ -160,14 +181,18 @@ def scaffold_monitor(
     file_path = os.path.join(monitor_dir, "MONITOR.md")
     if os.path.lexists(file_path):
         return ScaffoldResult(False, monitor_dir, file_path)
-    text = render_template(
-        source_type,
-        name=display_name or readable_name(monitor_name) or monitor_name,
-        urgency=urgency or "normal",
-        patterns=patterns,
-        command=command,
-        registry=registry,
-    )
+    preset = PRESETS.get(source_type)
+    if preset is not None:
+        text = render_preset(preset, display_name=display_name, urgency=urgency)
+    else:
+        text = render_template(
+            source_type,
+            name=display_name or readable_name(monitor_name) or monitor_name,
+            urgency=urgency or "normal",
+            patterns=patterns,
+            command=command,
+            registry=registry,
+        )
     os.makedirs(monitor_dir, exist_ok=True)
     # "x" mode: a file that appeared since the check above is never clobbered.
     try:
@@ -175,7 +200,7 @@ def scaffold_monitor(
             handle.write(text)
     except FileExistsError:
         return ScaffoldResult(False, monitor_dir, file_path)
-    return ScaffoldResult(True, monitor_dir, file_path)
+    return ScaffoldResult(True, monitor_dir, file_path, preset.needs if preset else None)
 
 
 def ensure_gitignore(workspace: str) -> str:

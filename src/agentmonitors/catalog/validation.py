@@ -5,13 +5,14 @@ One bad monitor never stops the others from being checked.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentmonitors.monitor.discovery import ScanResult
 from agentmonitors.monitor.issues import LineLookup
-from agentmonitors.monitor.model import MonitorDefinition
-from agentmonitors.monitor.unknown_keys import model_unknown_key_warnings, unknown_key_warning
+from agentmonitors.monitor.parse import ParseFailure, ParseOutcome
+from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.base import (
     ModelSource,
     Source,
@@ -68,6 +69,10 @@ def _under_watch(lines: LineLookup | None) -> LineLookup | None:
 
 def watch_warnings(source: Source, config: dict[str, Any], lines: LineLookup | None) -> list[str]:
     """Unknown keys in a watch block (``type`` aside), at any depth its source models."""
+    # Here, not at the top: it walks pydantic models, which a monitor read back from
+    # the compiled-definition cache never needs.
+    from agentmonitors.monitor.unknown_keys import model_unknown_key_warnings, unknown_key_warning
+
     # ``interval`` belongs to the runtime for every source.
     runtime_keys = ("type", "interval")
     if isinstance(source, ModelSource):
@@ -124,13 +129,31 @@ def _failure_checks(
     return _watch_errors(source, config, lines), watch_warnings(source, config, lines)
 
 
-def validate_scan(scan: ScanResult, registry: SourceRegistry) -> ValidationReport:
+# A parsed file's source-config errors and warnings; the compiled-definition cache
+# answers with what it stored for an unchanged file.
+Checks = Callable[[ParseOutcome], tuple[list[str], list[str]]]
+
+
+def outcome_checks(outcome: ParseOutcome, registry: SourceRegistry) -> tuple[list[str], list[str]]:
+    """What ``validate`` checks beyond parsing, for a valid monitor or a failed one."""
+    if isinstance(outcome, ParseFailure):
+        return _failure_checks(outcome.watch_raw, outcome.lines, registry)
+    return check_monitor(outcome, registry)
+
+
+def validate_scan(
+    scan: ScanResult, registry: SourceRegistry, checks: Checks | None = None
+) -> ValidationReport:
+    def live(outcome: ParseOutcome) -> tuple[list[str], list[str]]:
+        return outcome_checks(outcome, registry)
+
+    check = checks or live
     duplicated = {path for dup in scan.duplicate_ids for path in dup.file_paths}
     valid: list[MonitorDefinition] = []
     errors: list[ValidationError] = []
     warnings: list[ValidationWarning] = []
     for failure in scan.errors:
-        extra, failure_warnings = _failure_checks(failure.watch_raw, failure.lines, registry)
+        extra, failure_warnings = check(failure)
         message = "; ".join(one_per_mistake([*failure.error.split("; "), *extra]))
         key = failure.id or failure.file_path
         errors.append(ValidationError(key, message, (failure.file_path,)))
@@ -139,7 +162,7 @@ def validate_scan(scan: ScanResult, registry: SourceRegistry) -> ValidationRepor
             for text in (*failure.warnings, *failure_warnings)
         ]
     for monitor in scan.monitors:
-        monitor_errors, monitor_warnings = check_monitor(monitor, registry)
+        monitor_errors, monitor_warnings = check(monitor)
         warnings += [
             ValidationWarning(monitor.id, text, monitor.file_path) for text in monitor_warnings
         ]

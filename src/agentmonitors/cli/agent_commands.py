@@ -19,6 +19,7 @@ from agentmonitors.cli.daemon_calls import (
     manual_socket,
 )
 from agentmonitors.cli.output import (
+    clean_output,
     dump_json,
     echo,
     emit,
@@ -105,11 +106,22 @@ def events_list(options: Options) -> int:
         # otherwise land in its context whole. Scripts asking for JSON get everything.
         cap = DEFAULT_LIST_LIMIT
     params = _list_params(options, cap)
+    if fmt == "toon":
+        # The daemon renders it: its encoder is loaded already, and this process,
+        # which an agent runs after every reminder, stays without it.
+        params["render"] = "toon"
     try:
         socket = manual_socket(options.get("socket"))
         reply = ask(socket, "events.list", params, as_json=fmt == "json")
     except DaemonCallFailed:
         return 1
+    if fmt == "toon" and isinstance(reply, dict) and isinstance(reply.get("rendered"), str):
+        echo(clean_output(reply["rendered"]))
+        shown, total = reply.get("shown"), reply.get("total")
+        if isinstance(shown, int) and isinstance(total, int) and total > shown:
+            echo(more_line(total - shown))
+        return 0
+    # A daemon that predates ``render`` answers the records: they are encoded here.
     records, total = listed_page(reply, cap)
     emit(records, fmt, lambda: events_text(records))
     if fmt != "json" and total > len(records):
@@ -224,11 +236,13 @@ def session_list(options: Options) -> int:
 
 def sessions_table(records: list[dict[str, Any]]) -> str:
     return text_table(
-        ("ID", "Status", "Agent", "Last active", "Workspace"),
+        ("ID", "Status", "Host", "Agent", "Last active", "Workspace"),
         (
             (
                 record["id"],
                 record["status"],
+                record.get("adapter")
+                or "claude-code",  # the adapter a session opened with is its host
                 record.get("agentIdentity", ""),
                 record.get("lastActiveAt", ""),
                 record.get("workspacePath") or "(global)",

@@ -27,6 +27,24 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("agentmonitors.cli.init", "Bootstrap a project (no name) or scaffold a monitor."),
     "validate": ("agentmonitors.cli.validate", "Validate monitor files and folders."),
     "verify": ("agentmonitors.cli.verify", "Prove a monitor delivers end to end."),
+    "watch": ("agentmonitors.cli.watch", "A session's own watches: declare, list, cancel."),
+    # The agent's read-only follow-ups (one module, one command object each).
+    "snapshot": (
+        "agentmonitors.cli.agent_verbs:snapshot",
+        "The latest stored snapshot of a watched object (read-only).",
+    ),
+    "diff": (
+        "agentmonitors.cli.agent_verbs:diff",
+        "A watched object's change between two stored points (read-only).",
+    ),
+    "summary": (
+        "agentmonitors.cli.agent_verbs:summary",
+        "A monitor's objects at a glance: urgency, change, counts.",
+    ),
+    "inspect": (
+        "agentmonitors.cli.agent_verbs:inspect",
+        "A session's changes: received, pending, armed (read-only).",
+    ),
     "scan": ("agentmonitors.cli.scan", "Find and summarise the monitors in a folder."),
     "schema": ("agentmonitors.cli.schema", "JSON Schema for MONITOR.md frontmatter."),
     "source": (
@@ -44,7 +62,8 @@ class LazyGroup(click.Group):
         entry = COMMANDS.get(cmd_name)
         if entry is None:
             return None
-        command = importlib.import_module(entry[0]).command
+        module, _, name = entry[0].partition(":")
+        command = getattr(importlib.import_module(module), name or "command")
         assert isinstance(command, click.Command)
         return command
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli import tick_once
 from agentmonitors.cli.daemon_once import once
 from agentmonitors.cli.output import dump_json, format_option, report_error
 from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
@@ -18,28 +19,16 @@ from agentmonitors.runtime.human import human_duration
 from agentmonitors.workspace import (
     DEFAULT_POLL_MS,
     DEFAULT_REAP_AFTER_MS,
-    logical_cwd,
     resolve_workspace,
 )
 
+# Other commands import these from here; they live beside ``daemon once``, which
+# runs without click.
+workspace_and_monitors = tick_once.workspace_and_monitors
+registry_with_warnings = tick_once.registry_with_warnings
+
 DETACH_WAIT_S = 15.0
 KILL_GRACE_S = 3.0
-
-
-def workspace_and_monitors(workspace_flag: str | None, monitors_dir: str | None) -> tuple[str, str]:
-    """The workspace (absolute, not symlink-resolved) and the project monitors folder."""
-    workspace = resolve_workspace(workspace_flag)
-    if monitors_dir is None:
-        return workspace, os.path.join(workspace, ".claude", "monitors")
-    return workspace, os.path.normpath(os.path.join(logical_cwd(), monitors_dir))
-
-
-def registry_with_warnings() -> Any:
-    """The bundled sources plus installed plugins; a skipped plugin is a warning."""
-    from agentmonitors.cli.output import warn
-    from agentmonitors.sources.registry import load_registry
-
-    return load_registry(warn)
 
 
 @click.group("daemon", help="The per-workspace daemon that runs monitors.")

@@ -1,4 +1,4 @@
-"""``agentmonitors hook``: deliver at a Claude Code hook, or claim by hand."""
+"""``agentmonitors hook``: deliver at an agent host's hook, or claim by hand."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import SESSION_HINT, DaemonCallFailed, ask, manual_socket
 from agentmonitors.cli.output import dump_json, format_option
 from agentmonitors.delivery.vocabulary import LIFECYCLES
+from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS
 
 
 @click.group("hook", help="Deliveries at agent hooks.")
@@ -17,8 +18,16 @@ def command() -> None:
 
 @command.command(
     "deliver",
-    help="Claude Code hook (UserPromptSubmit, PostToolUse, Stop, SessionStart): read the "
-    "payload on stdin and print what the agent should see. Always exits 0.",
+    help="Agent host hook (Claude Code: UserPromptSubmit, PostToolUse, Stop, SessionStart; "
+    "see --host for the others): read the payload on stdin and print what the agent "
+    "should see. Always exits 0.",
+)
+@click.option(
+    "--host",
+    type=click.Choice(HOSTS),
+    default=DEFAULT_HOST,
+    show_default=True,
+    help="The agent host whose hook runs this (its payload and output shapes).",
 )
 @click.option(
     "--lifecycle",
@@ -30,14 +39,16 @@ def command() -> None:
     "output_format",
     type=click.Choice(["json", "text"]),
     default="json",
-    help="json: the hook JSON Claude Code reads (default); text: the delivery alone.",
+    help="json: the hook JSON the host reads (default); text: the delivery alone.",
 )
 @click.option("--socket", help="Unix socket of the daemon (default: the workspace's).")
 @click.option("--debug", is_flag=True, help="Explain each step on stderr.")
-def deliver(lifecycle: str | None, output_format: str, socket: str | None, debug: bool) -> int:
+def deliver(
+    host: str, lifecycle: str | None, output_format: str, socket: str | None, debug: bool
+) -> int:
     from agentmonitors.transports.deliver import run_hook_deliver
 
-    args = ["--format", output_format]
+    args = ["--host", host, "--format", output_format]
     if lifecycle:
         args += ["--lifecycle", lifecycle]
     if socket:

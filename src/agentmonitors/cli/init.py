@@ -12,11 +12,14 @@ from agentmonitors.catalog.scaffold import (
     DEFAULT_MONITOR_NAME,
     DEFAULT_TYPE,
     GITIGNORE_LINES,
+    PRESET_TYPES,
     SOURCE_TYPES,
     ScaffoldError,
     ScaffoldResult,
     ensure_gitignore,
+    known_type,
     scaffold_monitor,
+    type_choices,
     unknown_type,
 )
 from agentmonitors.catalog.validation import validate_scan
@@ -24,12 +27,15 @@ from agentmonitors.cli.output import display_path
 from agentmonitors.monitor.discovery import scan_root
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.registry import load_registry
+from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS
 from agentmonitors.workspace import (
     ENABLE_FILE_RELPATH,
     PROJECT_MONITORS_RELPATH,
     enable_workspace,
     resolve_workspace,
 )
+
+APPROVAL_SUMMARY_CHARS = 100
 
 
 def _validate_new(result: ScaffoldResult, registry: SourceRegistry) -> bool:
@@ -59,8 +65,11 @@ def _approve_created(
         return
     if requirement is not None:
         name = os.path.basename(result.monitor_dir)
+        summary = requirement.summary()
+        if len(summary) > APPROVAL_SUMMARY_CHARS:  # a preset's script is pages long
+            summary = summary[: APPROVAL_SUMMARY_CHARS - 1] + "…"
         click.echo(
-            f"Approved as created ({requirement.summary()}); after you change what it runs "
+            f"Approved as created ({summary}); after you change what it runs "
             f"or reads, approve it again with `agentmonitors monitor approve {name}`."
         )
 
@@ -99,9 +108,60 @@ def _scaffold(
         return 1
     click.echo(f"Created monitor: {display_path(result.file_path)}")
     _approve_created(result, workspace, registry)
-    click.echo("\nEdit it to say what to watch and what the agent should do, then run:")
+    if result.note is not None:
+        click.echo(f"\n{result.note} Check it with:")
+    else:
+        click.echo("\nEdit it to say what to watch and what the agent should do, then run:")
     click.echo(f"  agentmonitors validate {shown_dir}")
     return 0
+
+
+def _starter_choice(
+    source_type: str, assume_yes: bool, registry: SourceRegistry
+) -> tuple[str, str] | None:
+    """(name, type) of the starter monitor to scaffold: asked at a terminal, the default
+    with --yes, None otherwise."""
+    if assume_yes:
+        return (DEFAULT_MONITOR_NAME, source_type)
+    if not sys.stdin.isatty() or not click.confirm("Scaffold a starter monitor now?", default=True):
+        return None
+    picked = click.prompt(
+        "Source type or preset",
+        type=click.Choice(type_choices(registry)),
+        default=DEFAULT_TYPE,
+    )
+    picked_name = click.prompt("Monitor name", default=DEFAULT_MONITOR_NAME)
+    return (picked_name, picked)
+
+
+def _host_hooks(host: str, workspace: str) -> tuple[bool, list[str]] | None:
+    """Install the host's project hooks: (whether the file changed, lines to print).
+
+    None after printing the error (a hook file that cannot be merged is left as is).
+    """
+    from agentmonitors.transports.hosts.install import (
+        CREATED,
+        UNCHANGED,
+        HookInstallError,
+        install_hooks,
+    )
+
+    try:
+        installed = install_hooks(host, workspace)
+    except HookInstallError as error:
+        click.echo(f"error: {error}", err=True)
+        return None
+    except OSError as error:
+        click.echo(f"error: cannot write the {host} hooks: {error.strerror or error}", err=True)
+        return None
+    if installed is None:
+        return False, []
+    label = {CREATED: "Installed hooks", UNCHANGED: "Hooks already installed"}.get(
+        installed.status, "Added hooks to"
+    )
+    lines = [f"  {label:<27} {display_path(installed.path)} ({host})"]
+    lines += [f"  {note}" for note in installed.notes]
+    return installed.status != UNCHANGED, lines
 
 
 def _bootstrap(
@@ -111,6 +171,7 @@ def _bootstrap(
     enable_only: bool,
     assume_yes: bool,
     registry: SourceRegistry,
+    host: str = "claude-code",
 ) -> int:
     try:
         enable_status = enable_workspace(workspace)
@@ -118,22 +179,16 @@ def _bootstrap(
     except OSError as error:
         click.echo(f"error: cannot set up {workspace}: {error.strerror or error}", err=True)
         return 1
+    hooks = _host_hooks(host, workspace)
+    if hooks is None:
+        return 1
+    hooks_changed, hook_lines = hooks
     created: ScaffoldResult | None = None
     existing: ScaffoldResult | None = None
     skipped_noninteractive = False
     if not enable_only:
-        choice: tuple[str, str] | None = None
-        if assume_yes:
-            choice = (DEFAULT_MONITOR_NAME, source_type)
-        elif sys.stdin.isatty():
-            if click.confirm("Scaffold a starter monitor now?", default=True):
-                picked = click.prompt(
-                    "Source type", type=click.Choice(registry.names()), default=DEFAULT_TYPE
-                )
-                picked_name = click.prompt("Monitor name", default=DEFAULT_MONITOR_NAME)
-                choice = (picked_name, picked)
-        else:
-            skipped_noninteractive = True
+        choice = _starter_choice(source_type, assume_yes, registry)
+        skipped_noninteractive = choice is None and not assume_yes and not sys.stdin.isatty()
         if choice is not None:
             try:
                 result = scaffold_monitor(monitors_dir, choice[0], choice[1], registry=registry)
@@ -143,10 +198,13 @@ def _bootstrap(
             created, existing = (result, None) if result.created else (None, result)
             _approve_created(created, workspace, registry)
     ignored = ", ".join(GITIGNORE_LINES)
-    if enable_status == "already-enabled" and gitignore_status == "present" and created is None:
+    unchanged = enable_status == "already-enabled" and gitignore_status == "present"
+    if unchanged and created is None and not hooks_changed:
         click.echo("AgentMon is already set up in this project — nothing to change.")
         click.echo(f"  Monitoring enabled:  {ENABLE_FILE_RELPATH}")
         click.echo(f"  .gitignore already ignores {ignored}")
+        for line in hook_lines:
+            click.echo(line)
         click.echo("\nAdd a monitor with:  agentmonitors init <name> --type <type>")
         return 0
     click.echo(f"AgentMon project setup in {workspace}")
@@ -158,6 +216,8 @@ def _bootstrap(
     )
     click.echo(f"  {enabled_label:<27} {ENABLE_FILE_RELPATH}")
     click.echo(f"  {ignore_label:<27} {ignored}")
+    for line in hook_lines:
+        click.echo(line)
     if created is not None:
         click.echo(f"  {'Scaffolded monitor':<27} {display_path(created.file_path)}")
         click.echo(f"\nValidating {display_path(created.file_path)}:")
@@ -172,7 +232,9 @@ def _bootstrap(
     click.echo(f"  • Check your monitors any time:  agentmonitors validate {shown_dir}")
     if created is None:
         click.echo(
-            f"  • Add a monitor:  agentmonitors init <name> --type <{'|'.join(registry.names())}>"
+            "  • Add a monitor:  agentmonitors init <name> --type <"
+            + "|".join(type_choices(registry))
+            + ">"
         )
         if skipped_noninteractive:
             click.echo("    (or re-run `agentmonitors init --yes` to scaffold a starter monitor)")
@@ -182,10 +244,10 @@ def _bootstrap(
 def _complete_type(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
-    """The bundled and installed source types (``--type`` takes a plugin's too)."""
+    """The bundled and installed source types, then the presets."""
     del ctx, param
     try:
-        names = load_registry(lambda problem: None).names()
+        names = type_choices(load_registry(lambda problem: None))
     except Exception:  # completion never breaks the shell
         return []
     return [CompletionItem(name) for name in names if name.startswith(incomplete)]
@@ -208,7 +270,7 @@ def _complete_type(
     default=DEFAULT_TYPE,
     show_default=True,
     help=f"Observation source of the new monitor: {', '.join(SOURCE_TYPES)} or an installed "
-    "plugin's (agentmonitors source list).",
+    f"plugin's (agentmonitors source list); or a ready-made monitor: {', '.join(PRESET_TYPES)}.",
 )
 @click.option("--enable-only", is_flag=True, help="Only enable the project and update .gitignore.")
 @click.option("--yes", "assume_yes", is_flag=True, help="No prompts: scaffold a starter monitor.")
@@ -218,6 +280,14 @@ def _complete_type(
 )
 @click.option("--name", "display_name", help="Seed the frontmatter name:.")
 @click.option("--urgency", type=click.Choice(("low", "normal", "high")), help="Seed urgency:.")
+@click.option(
+    "--host",
+    type=click.Choice(HOSTS),
+    default=DEFAULT_HOST,
+    show_default=True,
+    help="The agent host to wire: claude-code (its hooks come with the plugin), codex "
+    "(hooks in .codex/) or cursor (.cursor/hooks.json); merged with what is there.",
+)
 def command(
     name: str | None,
     monitors_dir: str | None,
@@ -228,17 +298,19 @@ def command(
     commands: tuple[str, ...],
     display_name: str | None,
     urgency: str | None,
+    host: str,
 ) -> int:
     workspace = resolve_workspace()
     target_dir = monitors_dir or os.path.join(workspace, PROJECT_MONITORS_RELPATH)
     registry = load_registry()
-    if not registry.has(source_type):  # checked first: a bad --type changes nothing
+    if not known_type(source_type, registry):  # checked first: a bad --type changes nothing
         click.echo(f"error: {unknown_type(source_type, registry)}", err=True)
         return 1
     if name is not None:
-        if enable_only or assume_yes:
+        if enable_only or assume_yes or host != DEFAULT_HOST:
             click.echo(
-                "error: --enable-only and --yes apply only to `init` without a name", err=True
+                "error: --enable-only, --yes and --host apply only to `init` without a name",
+                err=True,
             )
             return 1
         return _scaffold(
@@ -252,4 +324,4 @@ def command(
             commands,
             registry,
         )
-    return _bootstrap(workspace, target_dir, source_type, enable_only, assume_yes, registry)
+    return _bootstrap(workspace, target_dir, source_type, enable_only, assume_yes, registry, host)

@@ -3,9 +3,9 @@
 The hook commands (``hook deliver``, ``session start``, ``session end``) run on every
 prompt and tool call, so they are dispatched here before click, pydantic or any
 other heavy module is imported. So are ``--version`` and the commands an agent runs
-between turns (``events list``, ``events ack``, ``session list``) when their arguments
-are plain; everything else, and anything those cannot parse, goes to the click
-application.
+between turns (``events list``, ``events ack``, ``session list``), and ``daemon once``,
+when their arguments are plain; everything else, and anything those cannot parse, goes
+to the click application.
 """
 
 from __future__ import annotations
@@ -40,6 +40,14 @@ def main(argv: list[str] | None = None) -> int:
         quick = run_quick(command, args[2:])
         if quick is not None:
             return quick
+    if command == ("daemon", "once"):
+        # A scheduler may run it every few seconds over a large tree: click alone
+        # would be a fifth of a plain run.
+        from agentmonitors.cli.tick_once import run_quick as run_once_quick
+
+        once = run_once_quick(args[2:])
+        if once is not None:
+            return once
     from agentmonitors.cli.app import run
 
     return run(args)

@@ -16,6 +16,7 @@ from agentmonitors.cli.agent_commands import session_list, sessions_table
 from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import DaemonCallFailed, ask, manual_socket
 from agentmonitors.cli.output import dump_json, format_option
+from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS
 
 __all__ = ["command", "session_text", "sessions_table"]
 
@@ -25,18 +26,30 @@ def command() -> None:
     pass
 
 
+def host_option(function: Any) -> Any:
+    return click.option(
+        "--host",
+        type=click.Choice(HOSTS),
+        default=DEFAULT_HOST,
+        show_default=True,
+        help="The agent host whose hook runs this (its payload and output shapes).",
+    )(function)
+
+
 @command.command("start", help="SessionStart hook: boot the daemon, register, print the recap.")
-def start() -> int:
+@host_option
+def start(host: str) -> int:
     from agentmonitors.transports.session_hooks import run_session_start
 
-    return run_session_start([])
+    return run_session_start(["--host", host])
 
 
 @command.command("end", help="SessionEnd hook: mark the session dormant. Always exits 0.")
-def end() -> int:
+@host_option
+def end(host: str) -> int:
     from agentmonitors.transports.session_hooks import run_session_end
 
-    return run_session_end([])
+    return run_session_end(["--host", host])
 
 
 def session_text(record: dict[str, Any]) -> str:
@@ -62,6 +75,7 @@ def session_text(record: dict[str, Any]) -> str:
     show_default=True,
     help="A lead session, or a subagent working for one.",
 )
+@host_option
 @click.option(
     "--format",
     "output_format",
@@ -76,6 +90,7 @@ def open_(
     agent_identity: str | None,
     hook_state_path: str | None,
     role: str,
+    host: str,
     output_format: str,
 ) -> int:
     from agentmonitors.paths import default_hook_state_path
@@ -83,7 +98,7 @@ def open_(
 
     workspace_path = os.path.normpath(os.path.join(logical_cwd(), workspace or "."))
     params = {
-        "adapter": "claude-code",
+        "adapter": host,
         "hostSessionId": host_session_id,
         "agentIdentity": agent_identity or host_session_id,
         "hookStatePath": hook_state_path

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from agentmonitors.catalog.compiled import CompiledDefinitions
 from agentmonitors.catalog.validation import ValidationReport, validate_scan
 from agentmonitors.cli.output import (
     clean_output,
@@ -117,9 +118,11 @@ def report_as_text(report: ValidationReport, waiting: list[dict[str, str]] | Non
 def command(paths: tuple[str, ...], output_format: str) -> int:
     as_json = output_format == "json"
     workspace = resolve_workspace()
-    targets = scan_targets(paths, workspace)
     registry = load_registry(warn)
-    report = validate_scan(targets.scan, registry)
+    # An unchanged monitor is read back compiled, without the YAML parser or pydantic.
+    compiled = CompiledDefinitions(registry)
+    targets = scan_targets(paths, workspace, compiled.parse)
+    report = validate_scan(targets.scan, registry, compiled.checks)
     waiting = awaiting_approval(report, workspace, registry)
     path_errors = [f'path "{path}" does not exist' for path in targets.missing]
     if path_errors and not targets.scan.roots:

@@ -106,11 +106,30 @@ class Daemon:
     # ------------------------------------------------------------------ methods
 
     def _methods(self) -> dict[str, Method]:
+        from agentmonitors.daemon.agent_methods import agent_methods
         from agentmonitors.daemon.approvals import blocked_method
         from agentmonitors.daemon.delivery_methods import delivery_methods
+        from agentmonitors.daemon.watch_methods import watch_methods
 
         return {
             **delivery_methods(self.delivery),
+            # A new watch is observed at once: its baseline is what later changes are
+            # measured against.
+            **watch_methods(
+                self.db,
+                self.registry,
+                self.clock,
+                self.options.workspace,
+                lambda monitor_id: self._on_hint({monitor_id}),
+            ),
+            # snapshot, diff, summary, inspect: read-only, with this daemon's clock and leases.
+            **agent_methods(
+                self.db,
+                self.clock,
+                workspace=self.options.workspace,
+                socket_path=self.options.socket_path,
+                leased=self.delivery.reservations.leased,
+            ),
             "monitor.blocked": blocked_method(self.runtime),
             "stop": Method(self._m_stop, params()),
             "status": Method(self._m_status, params()),

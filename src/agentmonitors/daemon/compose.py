@@ -8,12 +8,23 @@ sessions are marked dormant before every tick.
 
 from __future__ import annotations
 
+import sqlite3
+
 from agentmonitors.clock import Clock
-from agentmonitors.delivery.projection import project_event
 from agentmonitors.delivery.sessions import mark_idle_sessions_dormant
 from agentmonitors.runtime.tick import Runtime
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.store.database import Database
+from agentmonitors.store.records import EventRow
+
+
+def _project(
+    conn: sqlite3.Connection, event: EventRow, previous_snapshot: str | None, now_ms: int
+) -> list[str]:
+    # Imported on the first event: most ticks (every one of an unchanged tree) store none.
+    from agentmonitors.delivery.projection import project_event
+
+    return project_event(conn, event, previous_snapshot, now_ms)
 
 
 def workspace_runtime(
@@ -32,7 +43,7 @@ def workspace_runtime(
         monitors_dir=monitors_dir,
         clock=clock,
         restore_backoff=restore_backoff,
-        on_event=project_event,
+        on_event=_project,
     )
     runtime.before_tick.append(lambda now_ms: mark_idle_sessions_dormant(db, workspace, now_ms))
     return runtime

@@ -21,6 +21,7 @@ from agentmonitors.delivery.records import (
 from agentmonitors.delivery.rendered import reserve_rendered
 from agentmonitors.delivery.service import DeliveryService
 from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER, LIFECYCLES
+from agentmonitors.formats import dump_toon
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -105,13 +106,23 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
     def events_list(request: dict[str, Any]) -> Any:
         query = event_query(request)
         limit = request.get("limit")
+        render = request.get("render")
         if limit is None:
-            return service.list_events(query)
-        # Additive: with a limit the reply says how many matched in all, so a listing
-        # can say what it left out without the whole backlog crossing the socket.
-        with service.db.read() as conn:
-            page = page_events(conn, query, limit)
-        return {"events": page.records, "total": page.total}
+            listed = service.list_events(query)
+            if render is None:
+                return listed
+            records, total = listed, len(listed)
+        else:
+            # Additive: with a limit the reply says how many matched in all, so a listing
+            # can say what it left out without the whole backlog crossing the socket.
+            with service.db.read() as conn:
+                page = page_events(conn, query, limit)
+            if render is None:
+                return {"events": page.records, "total": page.total}
+            records, total = page.records, page.total
+        # Rendered here, where the encoder is loaded once for the daemon's life: the
+        # CLI an agent runs after every reminder then never imports it.
+        return {"rendered": dump_toon(records), "shown": len(records), "total": total}
 
     def hook_release(request: dict[str, Any]) -> Any:
         service.release(request["reservationId"])
@@ -223,6 +234,7 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
                 unreadOnly=(bool, False),
                 sinceBaseline=(bool, False),
                 since=(object, False),
+                render=ParamSpec(type="str", choices=("toon",)),
             ),
         ),
         "events.ack": Method(

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import sqlite3
 
+from agentmonitors.delivery.watches import watch_recipients
 from agentmonitors.diff import build_diff
+from agentmonitors.store.ephemeral import is_ephemeral
 from agentmonitors.store.ids import new_id
 from agentmonitors.store.records import EventRow
 
 
 def projection_targets(conn: sqlite3.Connection, event: EventRow) -> list[str]:
-    """Lead sessions of the event's workspace (or global ones), dormant ones included."""
+    """Lead sessions of the event's workspace (or global ones), dormant ones included.
+
+    An agent-declared watch's event goes to its declaring session alone.
+    """
+    if is_ephemeral(event.monitor_id):
+        return watch_recipients(conn, event.monitor_id)
     if event.workspace_path is None:
         rows = conn.execute(
             "SELECT id FROM agent_sessions WHERE role = 'lead' AND workspace_path IS NULL"

@@ -30,6 +30,7 @@ __all__ = [
     "channel_cut_marker",
     "cut",
     "escape_shell_path",
+    "follow_up_step",
     "hook_action_step",
     "hook_cut_marker",
     "hook_deferred_marker",
@@ -168,20 +169,32 @@ def ack_line(session_id: str, socket_path: str, event_ids: list[str]) -> str:
     )
 
 
+def follow_up_step(session_id: str) -> str:
+    """The read-only verbs a reminder points at (leading space included); ``session_id``
+    must be sanitized already. They mark nothing read, so looking closer is free."""
+    return (
+        " To look closer without marking anything read: "
+        f"`agentmonitors summary|snapshot|diff MONITOR --session {session_id}`;"
+        f" what is still held: `agentmonitors inspect --session {session_id}`."
+    )
+
+
 def hook_action_step(session_id: str, socket_path: str) -> str:
     """The hook's action step (leading space included); ``session_id`` is raw."""
     sid = sanitize_hook(session_id)
     return (
         f" Run {list_command(sid, socket_path)} to see them, then "
-        f"{ack_all_command(sid, socket_path)} once handled."
+        f"{ack_all_command(sid, socket_path)} once handled." + follow_up_step(sid)
     )
 
 
 def channel_action_step(session_id: str, socket_path: str) -> str:
     """The channel's action step (leading space included); ``session_id`` is raw."""
+    sid = sanitize_meta(session_id)
     return (
-        f" Run {list_command(sanitize_meta(session_id), socket_path)} to see them, then call "
+        f" Run {list_command(sid, socket_path)} to see them, then call "
         "the agentmon_ack tool with the event_id values of the ones you handled."
+        + follow_up_step(sid)
     )
 
 

@@ -25,6 +25,7 @@ from agentmonitors.diagnosis.doctor_transports import (
     Diagnose,
     Expected,
     Lead,
+    host_checks,
     pipeline_problems,
     transports,
 )
@@ -113,13 +114,13 @@ def _leads(db: Database | None, workspace: str) -> list[Lead]:
     try:
         with db.read() as conn:
             rows = conn.execute(
-                "SELECT id, host_session_id FROM agent_sessions WHERE role = 'lead'"
+                "SELECT id, host_session_id, adapter FROM agent_sessions WHERE role = 'lead'"
                 " AND status = 'active' AND workspace_path = ? ORDER BY created_at, id",
                 (workspace,),
             ).fetchall()
     except (StoreError, sqlite3.Error):
         return []
-    return [Lead(str(row[0]), str(row[1])) for row in rows]
+    return [Lead(str(row[0]), str(row[1]), str(row[2])) for row in rows]
 
 
 def _project_check(workspace: str) -> dict[str, Any]:
@@ -222,7 +223,9 @@ def _lead_check(ctx: DoctorContext, leads: Sequence[Lead]) -> dict[str, Any]:
 def _listening(transport_rows: Sequence[Mapping[str, Any]]) -> str:
     """Which transports listen: a healthy heartbeat each (``session start`` writes the
     hook's, so a session the plugin opened has one before its first prompt)."""
-    hook, channel = (bool(row["healthy"]) for row in transport_rows)
+    healthy = {row["name"]: bool(row["healthy"]) for row in transport_rows}
+    # ``events follow`` is additive and started by the agent: it never changes the method.
+    hook, channel = healthy.get("hook", False), healthy.get("channel", False)
     if hook and channel:
         return "both"
     return "hook" if hook else "channel" if channel else "none"
@@ -278,7 +281,7 @@ def build_report(
     definitions = DefinitionCache(registry).load(ctx.workspace, ctx.monitors_dir)
     leads = _leads(db, ctx.workspace)
     checks = [_project_check(ctx.workspace), *_folder_checks(ctx.monitors_dir, definitions)]
-    checks += [_daemon_check(ctx, leads), _lead_check(ctx, leads)]
+    checks += [_daemon_check(ctx, leads), _lead_check(ctx, leads), *host_checks(leads)]
     readings = _readings(db, registry, definitions, ctx)
     checks += [reading.check for reading in readings]
     expected = Expected(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import Definitions
 from agentmonitors.catalog.trust import BLOCKED_REASON, approve_command
-from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.monitor.policy import MonitorDefinition
 
 if TYPE_CHECKING:
     from agentmonitors.runtime.tick import Runtime

@@ -19,6 +19,9 @@ def _transport_line(row: Mapping[str, Any]) -> list[str]:
         state = "not running"
     bound = row.get("boundTo") or {}
     where = f" (bound to {bound.get('workspacePath')})" if bound else ""
+    if row["name"] == "follow" and bound.get("sessionId"):
+        # A follower serves one session: name it, as the Monitor command does.
+        where = f" (session {bound['sessionId']}, bound to {bound.get('workspacePath')})"
     lines = [f"  {row['name']}: {state}{where}"]
     lines += [f"    - {problem['code']}: {problem['detail']}" for problem in row["problems"]]
     return lines

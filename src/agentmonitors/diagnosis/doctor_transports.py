@@ -1,9 +1,10 @@
 """``doctor``'s transport picture: which heartbeats cover which lead, and what is wrong.
 
-Health comes only from the records the hook and channel transports already write
-(``delivery/heartbeats.py``: one reader, one staleness rule); nothing here writes or
-reaps. A record matches by host session id (a channel across every workspace, so a
-channel bound to the wrong project is visible) or, for a hook, by workspace.
+Health comes only from the records the hook, channel and follow transports already
+write (``delivery/heartbeats.py``: one reader, one staleness rule); nothing here writes
+or reaps. A record matches by host session id (a channel across every workspace, so a
+channel bound to the wrong project is visible), for a hook by workspace too, and for
+``events follow`` by the AgentMon session id it follows.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ BLOCKING = frozenset(
         "delivery-diagnosis-unavailable",
     }
 )
-ADVISORY = frozenset({"version-skew", "channel-registration-unverified"})
+ADVISORY = frozenset({"version-skew", "channel-registration-unverified", "live-setting-invalid"})
 SUPPRESSING = frozenset({"coalesced-until-ack", "already-claimed"})
 Diagnose = Callable[[str, str], Mapping[str, Any]]
 
@@ -38,6 +39,29 @@ Diagnose = Callable[[str, str], Mapping[str, Any]]
 class Lead:
     session_id: str
     host_session_id: str
+    host: str = "claude-code"
+    """The agent host the session registered from (its ``adapter``)."""
+
+
+def host_checks(leads: Sequence[Lead]) -> list[dict[str, Any]]:
+    """One ``host:<name>`` check per host of the active leads that cannot reach every
+    delivery point, saying which and what happens instead (a limit, not a failure)."""
+    from agentmonitors.delivery.host_capabilities import HOST_TITLES, UNREACHABLE
+
+    checks = []
+    for host in dict.fromkeys(lead.host for lead in leads):
+        gaps = UNREACHABLE.get(host, {})
+        if not gaps:
+            continue
+        sessions = ", ".join(lead.session_id for lead in leads if lead.host == host)
+        title = HOST_TITLES.get(host, host)
+        detail = f"{title} session(s) {sessions} cannot reach " + "; ".join(
+            f"{point}: {consequence}" for point, consequence in gaps.items()
+        )
+        checks.append(
+            {"name": f"host:{host}", "status": "pass", "detail": detail, "remediation": None}
+        )
+    return checks
 
 
 @dataclass(frozen=True)
@@ -86,7 +110,11 @@ def _freshness(record: Mapping[str, Any], expected: Expected) -> tuple[bool, str
 
 
 def _binding_problems(
-    transport: Transport, record: Mapping[str, Any], expected: Expected, prefix: str
+    transport: Transport,
+    record: Mapping[str, Any],
+    expected: Expected,
+    prefix: str,
+    stale_fix: str | None = None,
 ) -> None:
     """The problems one matched record shows, each with its fix."""
     restart = (
@@ -99,7 +127,7 @@ def _binding_problems(
             f"{prefix}the {transport.name} heartbeat was last written at"
             f" {record.get('updatedAt')!s}, older than its {record.get('ttlMs')!s} ms lifetime"
             " (or unreadable)",
-            f"send a prompt in the session (the hook refreshes it) or {restart}",
+            stale_fix or f"send a prompt in the session (the hook refreshes it) or {restart}",
         )
     if not same_path(record.get("workspacePath"), expected.workspace):
         transport.add(
@@ -225,6 +253,52 @@ def _hook(
     return transport
 
 
+def _follow(
+    records: Sequence[dict[str, Any]], leads: Sequence[Lead], expected: Expected
+) -> Transport:
+    """``events follow`` runs: the active leads' followers, freshest first, then any
+    other follower of this workspace. None is expected: it is the agent's to start."""
+    transport = Transport("follow")
+    sessions = {lead.session_id for lead in leads}
+    matched = [record for record in records if record.get("sessionId") in sessions]
+    matched.sort(key=lambda record: _freshness(record, expected), reverse=True)
+    others = [
+        record
+        for record in records
+        if record.get("sessionId") not in sessions
+        and same_path(record.get("workspacePath"), expected.workspace)
+    ]
+    transport.records.extend(matched + others)
+    for record in matched:
+        session = record.get("sessionId")
+        _binding_problems(
+            transport,
+            record,
+            expected,
+            f"{session}: ",
+            stale_fix="the follower is gone (killed, or its Monitor stopped it); start the"
+            " Monitor tool again with `agentmonitors events follow --session"
+            f" {session} --socket {expected.socket_path}`",
+        )
+    return transport
+
+
+def _live_setting_problem(transport: Transport, workspace: str) -> None:
+    """An enable file ``live:`` value that is neither on nor off (session start then
+    keeps offering live updates, its default)."""
+    from agentmonitors.workspace import enable_file_path, live_setting, read_local_state
+
+    value = read_local_state(workspace).live
+    if live_setting(value) is None:
+        path = enable_file_path(workspace)
+        transport.add(
+            "live-setting-invalid",
+            f"{path}: live: {value!r} is neither on nor off, so session start keeps offering"
+            " live updates (the default)",
+            f"write `live: on` or `live: off` in {path}",
+        )
+
+
 def pipeline_problems(
     daemon_running: bool,
     socket_path: str,
@@ -302,8 +376,9 @@ def _bound_to(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
         key: record.get(key)
         for key in ("workspacePath", "socketPath", "home", "dataRoot", "pid", "cliPath")
     }
-    if isinstance(record.get("hostSessionId"), str):
-        bound["hostSessionId"] = record["hostSessionId"]
+    for key in ("hostSessionId", "sessionId"):
+        if isinstance(record.get(key), str):
+            bound[key] = record[key]
     return bound
 
 
@@ -332,8 +407,11 @@ def transport_json(
 def transports(
     leads: Sequence[Lead], expected: Expected, pipeline: Sequence[Mapping[str, str]]
 ) -> list[dict[str, Any]]:
-    """``[hook, channel]``, always both, from the registry as it is now (read-only)."""
+    """``[hook, channel, follow]``, always all three, from the registry as it is now
+    (read-only)."""
     records = read_records()
     hook = _hook([r for r in records if r.get("transport") == "hook"], leads, expected)
     channel = _channel([r for r in records if r.get("transport") == "channel"], leads, expected)
-    return [transport_json(hook, pipeline, expected), transport_json(channel, pipeline, expected)]
+    follow = _follow([r for r in records if r.get("transport") == "follow"], leads, expected)
+    _live_setting_problem(follow, expected.workspace)
+    return [transport_json(row, pipeline, expected) for row in (hook, channel, follow)]

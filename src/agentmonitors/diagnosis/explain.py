@@ -48,8 +48,8 @@ from agentmonitors.diagnosis.explain_stages import (
 )
 from agentmonitors.diagnosis.holds import DeliveryProbe
 from agentmonitors.monitor.discovery import project_monitors_dir
-from agentmonitors.monitor.model import MonitorDefinition
 from agentmonitors.monitor.parse import monitor_id_for
+from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.paths import resolve_socket_path
 from agentmonitors.store import queries
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.trust import BLOCKED_REASON as APPROVAL_REASON
 from agentmonitors.catalog.trust import approve_command
-from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.store.records import EventRow, HistoryRow, MonitorStateRow
 
 if TYPE_CHECKING:

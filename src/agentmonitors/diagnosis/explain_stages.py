@@ -17,7 +17,7 @@ from agentmonitors.diagnosis.explain_common import (
     _stage,
 )
 from agentmonitors.monitor.cron import next_cron_fire_ms
-from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.runtime.human import human_wait
 from agentmonitors.runtime.notify import pending_count
 from agentmonitors.runtime.scheduling import cadence_of, schedule_for

@@ -31,7 +31,7 @@ from agentmonitors.diagnosis.verify_result import (
     setup_failure,
 )
 from agentmonitors.diagnosis.verify_trigger import FileTrigger, TriggerError, run_trigger_command
-from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.store.suppressions import is_synthetic
 
 BOOT_ALLOWANCE_S = 15.0

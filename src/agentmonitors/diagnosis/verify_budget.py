@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentmonitors.monitor.durations import duration_ms
-from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.traits import Every
 

@@ -15,7 +15,7 @@ import secrets
 import subprocess
 from dataclasses import dataclass, field
 
-from agentmonitors.monitor.model import MonitorDefinition
+from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.file_globs import compile_patterns, resolve_base
 
 SCRATCH_PREFIX = "agentmonitors-verify-"

@@ -7,13 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agentmonitors.monitor.model import MonitorDefinition
 from agentmonitors.monitor.parse import (
     FOLDER_MONITOR_FILE,
     ParseFailure,
     ParseOutcome,
     parse_monitor_file,
 )
+from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.workspace import PROJECT_MONITORS_RELPATH, user_monitors_dir
 
 Scope = Literal["project", "user"]
@@ -173,9 +173,9 @@ def merge_scans(scans: list[ScanResult]) -> ScanResult:
     )
 
 
-def scan_file(path: str) -> ScanResult:
+def scan_file(path: str, parse: Parser = parse_monitor_file) -> ScanResult:
     """One monitor file, scanned like a root holding only it."""
-    outcome = parse_monitor_file(path)
+    outcome = parse(path, None)
     if isinstance(outcome, ParseFailure):
         return ScanResult(errors=(outcome,), roots=(os.path.abspath(path),))
     return ScanResult(monitors=(outcome,), roots=(os.path.abspath(path),))
@@ -189,7 +189,9 @@ class Targets:
     missing: tuple[str, ...] = ()
 
 
-def scan_targets(paths: tuple[str, ...], workspace: str) -> Targets:
+def scan_targets(
+    paths: tuple[str, ...], workspace: str, parse: Parser = parse_monitor_file
+) -> Targets:
     """Scan the given files and folders, or, with none, the workspace's effective set
     (its ``.claude/monitors`` plus the user's ``~/.claude/monitors``)."""
     if not paths:
@@ -200,14 +202,14 @@ def scan_targets(paths: tuple[str, ...], workspace: str) -> Targets:
                 ScanResult(),
                 (os.path.relpath(project_dir) if _inside_cwd(project_dir) else project_dir,),
             )
-        return Targets(discover(workspace))
+        return Targets(discover(workspace, parse=parse))
     scans: list[ScanResult] = []
     missing: list[str] = []
     for path in paths:
         if os.path.isdir(path):
-            scans.append(scan_root(path))
+            scans.append(scan_root(path, parse=parse))
         elif os.path.isfile(path):
-            scans.append(scan_file(path))
+            scans.append(scan_file(path, parse))
         else:
             missing.append(path)
     return Targets(merge_scans(scans), tuple(missing))

@@ -128,6 +128,38 @@ class YamlLines:
                 break
         return None if line is None else line + self._first_line
 
+    def table(self, limit: int = 5_000) -> dict[Path, int] | None:
+        """The line of every key and list item, by path, for a lookup kept without the
+        YAML nodes; None past ``limit`` entries (aliases can repeat a block many times)."""
+        from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+        found: dict[Path, int] = {}
+        pending: list[tuple[Any, Path]] = [(self._root, ())]
+        while pending:
+            node, at = pending.pop()
+            if isinstance(node, MappingNode):
+                children = [
+                    (key_node.start_mark.line, value_node, (*at, key_node.value))
+                    for key_node, value_node in node.value
+                    if isinstance(key_node, ScalarNode)
+                ]
+            elif isinstance(node, SequenceNode):
+                children = [
+                    (item.start_mark.line, item, (*at, index))
+                    for index, item in enumerate(node.value)
+                ]
+            else:
+                continue
+            for line, child, path in children:
+                # The first of two equal keys is the one a lookup finds.
+                if path in found:
+                    continue
+                found[path] = line + self._first_line
+                if len(found) > limit:
+                    return None
+                pending.append((child, path))
+        return found
+
     def under(self, prefix: Path) -> YamlLines:
         """A lookup whose paths are relative to ``prefix`` (for a nested block)."""
         return YamlLines(self._root, self._first_line, (*self._prefix, *prefix))

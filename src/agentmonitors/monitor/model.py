@@ -1,15 +1,15 @@
 """The MONITOR.md frontmatter, modelled with pydantic.
 
 Keys keep their authored kebab-case spelling as aliases. Validation is strict (YAML
-``5`` is never silently a string) and every custom message is author-facing.
+``5`` is never silently a string) and every custom message is author-facing. A valid
+model becomes the plain policy of ``monitor/policy.py`` (:meth:`Frontmatter.to_policy`),
+which is what a :class:`MonitorDefinition` holds.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -29,50 +29,48 @@ from agentmonitors.monitor.fields import (
     fail,
     require_str,
 )
+from agentmonitors.monitor.policy import (
+    DEFAULT_URGENCY,
+    URGENCY_LEVELS,
+    URGENCY_RANK,
+    BaselineStrategy,
+    DebouncePolicy,
+    DerivePolicy,
+    MonitorDefinition,
+    MonitorPolicy,
+    PayloadPolicy,
+    RollupPolicy,
+    ShapePolicy,
+    ThrottlePolicy,
+    TransformPolicy,
+    UrgencyBand,
+    UrgencyLevel,
+    WatchPolicy,
+    parse_urgency_band,
+)
 
-UrgencyLevel = Literal["low", "normal", "high"]
-URGENCY_LEVELS: tuple[UrgencyLevel, ...] = ("low", "normal", "high")
-URGENCY_RANK = {level: rank for rank, level in enumerate(URGENCY_LEVELS)}
-BaselineStrategy = Literal["net", "incremental"]
+# Re-exported: the plain types are what callers use once a monitor is parsed.
+__all__ = [
+    "DEFAULT_URGENCY",
+    "URGENCY_LEVELS",
+    "URGENCY_RANK",
+    "BaselineStrategy",
+    "DebounceNotify",
+    "DeriveRule",
+    "Frontmatter",
+    "MonitorDefinition",
+    "Payload",
+    "PayloadTransform",
+    "RollupNotify",
+    "Shape",
+    "ThrottleNotify",
+    "UrgencyBand",
+    "UrgencyLevel",
+    "Watch",
+    "parse_urgency_band",
+]
+
 KEBAB_CASE = re.compile(r"^[a-z][a-z0-9-]*$")
-
-
-class UrgencyBand(NamedTuple):
-    """The range an observation's urgency may take; a bare level is ``x..x``."""
-
-    lo: UrgencyLevel
-    hi: UrgencyLevel
-
-    def clamp(self, salience: str | None) -> UrgencyLevel:
-        """Effective urgency: the source's salience (default: the low bound), clamped."""
-        wanted = salience if salience in URGENCY_RANK else self.lo
-        rank = min(max(URGENCY_RANK[wanted], URGENCY_RANK[self.lo]), URGENCY_RANK[self.hi])
-        return URGENCY_LEVELS[rank]
-
-    def __str__(self) -> str:
-        return self.lo if self.lo == self.hi else f"{self.lo}..{self.hi}"
-
-
-DEFAULT_URGENCY = UrgencyBand("normal", "normal")
-
-
-def parse_urgency_band(raw: str) -> UrgencyBand:
-    """Parse ``normal`` or ``lo..hi``; ``ValueError`` carries the author-facing reason."""
-    text = raw.strip()
-    parts = [part.strip() for part in text.split("..")] if ".." in text else [text, text]
-    if len(parts) != 2:
-        raise ValueError(
-            'urgency must be a single level (e.g. "normal") or a range "lo..hi" '
-            '(e.g. "normal..high")'
-        )
-    lo, hi = parts
-    if lo not in URGENCY_RANK or hi not in URGENCY_RANK:
-        raise ValueError('urgency bounds must each be one of "low", "normal", "high"')
-    if URGENCY_RANK[lo] > URGENCY_RANK[hi]:
-        raise ValueError(
-            f'range "{lo}..{hi}" is inverted — the low bound must not exceed the high bound'
-        )
-    return UrgencyBand(lo, hi)
 
 
 def _urgency(value: Any) -> UrgencyBand:
@@ -110,12 +108,18 @@ class DebounceNotify(_Authored):
     strategy: Literal["debounce"]
     settle_for: Duration = Field(alias="settle-for")
 
+    def to_policy(self) -> DebouncePolicy:
+        return DebouncePolicy(self.settle_for)
+
 
 class ThrottleNotify(_Authored):
     """Emit the first observation, then drop the rest for ``suppress-for``."""
 
     strategy: Literal["throttle"]
     suppress_for: Duration = Field(alias="suppress-for")
+
+    def to_policy(self) -> ThrottlePolicy:
+        return ThrottlePolicy(self.suppress_for)
 
 
 class RollupNotify(_Authored):
@@ -124,6 +128,9 @@ class RollupNotify(_Authored):
     strategy: Literal["rollup"]
     window: CronExpression
     timezone: TimeZone | None = None
+
+    def to_policy(self) -> RollupPolicy:
+        return RollupPolicy(self.window, self.timezone)
 
 
 Notify = Annotated[DebounceNotify | ThrottleNotify | RollupNotify, Field(discriminator="strategy")]
@@ -161,6 +168,11 @@ class Shape(_Authored):
     derive: list[DeriveRule] | None = None
     render: Literal["rendered"] | None = None
 
+    def to_policy(self) -> ShapePolicy:
+        derive = self.derive
+        rules = None if derive is None else tuple(DerivePolicy(r.name, r.when) for r in derive)
+        return ShapePolicy(rules, self.render)
+
 
 class PayloadTransform(_Authored):
     language: Literal["jq", "cel"]
@@ -187,6 +199,16 @@ class Payload(_Authored):
     form: Literal["prose", "structured", "artifact", "rendered"]
     transform: PayloadTransform | None = None
     encoding: Literal["json", "yaml", "toon", "toml"] | None = None
+
+    def to_policy(self) -> PayloadPolicy:
+        transform = self.transform
+        return PayloadPolicy(
+            self.form,
+            None
+            if transform is None
+            else TransformPolicy(transform.language, transform.expression),
+            self.encoding,
+        )
 
     @field_validator("transform")
     @classmethod
@@ -255,42 +277,15 @@ class Frontmatter(_Authored):
     def band(self) -> UrgencyBand:
         return self.urgency if self.urgency is not None else DEFAULT_URGENCY
 
-
-@dataclass(frozen=True)
-class MonitorDefinition:
-    """One parsed monitor: its identity, policy (frontmatter) and instructions (body)."""
-
-    id: str
-    file_path: str
-    frontmatter: Frontmatter
-    body: str
-    # The watch block exactly as authored (``type`` included).
-    watch_raw: dict[str, Any]
-    scope: Literal["project", "user"] | None = None
-    warnings: tuple[str, ...] = field(default=())
-    # Finds the file line of an authored key, for diagnostics found after parsing.
-    lines: Callable[[tuple[str | int, ...]], int | None] | None = field(
-        default=None, compare=False, repr=False
-    )
-
-    @property
-    def display_name(self) -> str:
-        return self.frontmatter.name if self.frontmatter.name is not None else self.id
-
-    @property
-    def source_name(self) -> str:
-        return self.frontmatter.watch.type
-
-    @property
-    def source_config(self) -> dict[str, Any]:
-        """The watch block minus ``type``: what the source is configured with."""
-        return {key: value for key, value in self.watch_raw.items() if key != "type"}
-
-    @property
-    def instructions(self) -> str:
-        """The body with outer whitespace trimmed: the fallback event body."""
-        return self.body.strip()
-
-    def notify_as_authored(self) -> dict[str, Any] | None:
-        notify = self.frontmatter.notify
-        return None if notify is None else notify.model_dump(by_alias=True, exclude_none=True)
+    def to_policy(self) -> MonitorPolicy:
+        """The validated frontmatter as the plain policy a definition holds."""
+        return MonitorPolicy(
+            watch=WatchPolicy(self.watch.type, self.watch.interval),
+            name=self.name,
+            urgency=self.urgency,
+            notify=None if self.notify is None else self.notify.to_policy(),
+            baseline_strategy=self.baseline_strategy,
+            shape=None if self.shape is None else self.shape.to_policy(),
+            payload=None if self.payload is None else self.payload.to_policy(),
+            tags=None if self.tags is None else tuple(self.tags),
+        )

@@ -7,16 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
 from agentmonitors.monitor.frontmatter import (
     FrontmatterError,
     load_frontmatter,
     split_document,
 )
-from agentmonitors.monitor.issues import LineLookup, describe_value, issues_from_pydantic
-from agentmonitors.monitor.model import Frontmatter, MonitorDefinition
-from agentmonitors.monitor.unknown_keys import model_unknown_key_warnings
+from agentmonitors.monitor.issues import LineLookup, describe_value
+from agentmonitors.monitor.policy import MonitorDefinition
 
 FOLDER_MONITOR_FILE = "MONITOR.md"
 ID_ERROR = "Could not derive a monitor id from the file path"
@@ -55,6 +52,9 @@ def monitor_id_for(file_path: str) -> str | None:
 
 def _frontmatter_warnings(data: Mapping[str, Any], lines: LineLookup, monitor_id: str) -> list[str]:
     """The frontmatter's own unknown keys, at any depth; ``watch`` is its source's to check."""
+    from agentmonitors.monitor.model import Frontmatter
+    from agentmonitors.monitor.unknown_keys import model_unknown_key_warnings
+
     warnings: list[str] = []
     if "id" in data:
         line = lines(("id",))
@@ -82,6 +82,13 @@ def parse_monitor(
     text: str, file_path: str, scope: Literal["project", "user"] | None = None
 ) -> ParseOutcome:
     """Parse a monitor's text. ``file_path`` decides the id and is reported as absolute."""
+    # Here, not at the top: a definition restored from the compiled cache is read
+    # without pydantic (docs/architecture.md, "Compiled definitions").
+    from pydantic import ValidationError
+
+    from agentmonitors.monitor.issues import issues_from_pydantic
+    from agentmonitors.monitor.model import Frontmatter
+
     path = os.path.abspath(file_path)
     monitor_id = monitor_id_for(path)
     if monitor_id is None:
@@ -135,7 +142,7 @@ def parse_monitor(
     return MonitorDefinition(
         id=monitor_id,
         file_path=path,
-        frontmatter=frontmatter,
+        frontmatter=frontmatter.to_policy(),
         body=split.body,
         watch_raw=watch_raw,
         scope=scope,

@@ -9,31 +9,28 @@ restart and a switch between implementations.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-from pydantic import ValidationError
+from typing import Any
 
 from agentmonitors.clock import iso_from_ms, ms_from_iso
 from agentmonitors.monitor.cron import cron_fires_in_minute
 from agentmonitors.monitor.durations import duration_ms
-from agentmonitors.monitor.model import (
+from agentmonitors.monitor.policy import (
     URGENCY_RANK,
-    DebounceNotify,
+    DebouncePolicy,
     MonitorDefinition,
-    Payload,
-    RollupNotify,
-    Shape,
-    ThrottleNotify,
+    NotifyPolicy,
+    PayloadPolicy,
+    RollupPolicy,
+    ShapePolicy,
+    ThrottlePolicy,
     UrgencyBand,
     UrgencyLevel,
     parse_urgency_band,
 )
 from agentmonitors.sources.observation import Observation
 
-_Block = TypeVar("_Block", Shape, Payload)
-
 # Without an authored notify, high observations wait for things to settle.
-HIGH_DEFAULT = DebounceNotify.model_validate({"strategy": "debounce", "settle-for": "15s"})
+HIGH_DEFAULT = DebouncePolicy("15s")
 
 
 @dataclass(frozen=True)
@@ -54,8 +51,8 @@ class CapturedMonitor:
     baseline_strategy: str
     tags: tuple[str, ...]
     # The Shape inputs, so a held observation is shaped as it was authored.
-    shape: Shape | None = field(default=None, hash=False)
-    payload: Payload | None = field(default=None, hash=False)
+    shape: ShapePolicy | None = field(default=None, hash=False)
+    payload: PayloadPolicy | None = field(default=None, hash=False)
 
     @classmethod
     def of(cls, monitor: MonitorDefinition) -> CapturedMonitor:
@@ -85,13 +82,9 @@ class CapturedMonitor:
         if self.tags:
             frontmatter["tags"] = list(self.tags)
         if self.shape is not None:
-            frontmatter["shape"] = self.shape.model_dump(
-                mode="json", by_alias=True, exclude_none=True
-            )
+            frontmatter["shape"] = self.shape.as_authored()
         if self.payload is not None:
-            frontmatter["payload"] = self.payload.model_dump(
-                mode="json", by_alias=True, exclude_none=True
-            )
+            frontmatter["payload"] = self.payload.as_authored()
         return {
             "id": self.id,
             "displayName": self.display_name,
@@ -124,17 +117,36 @@ class CapturedMonitor:
             band=band,
             baseline_strategy=strategy if strategy in ("net", "incremental") else "net",
             tags=tuple(str(tag) for tag in tags) if isinstance(tags, list) else (),
-            shape=_authored(Shape, frontmatter.get("shape")),
-            payload=_authored(Payload, frontmatter.get("payload")),
+            shape=_stored_shape(frontmatter.get("shape")),
+            payload=_stored_payload(frontmatter.get("payload")),
         )
 
 
-def _authored(model: type[_Block], data: Any) -> _Block | None:
-    """A stored shape/payload block, or None when absent or no longer valid."""
+def _stored_shape(data: Any) -> ShapePolicy | None:
+    """A stored shape block, or None when absent or no longer valid."""
     if data is None:
         return None
+    # Only a held observation written by another version needs the model's checks.
+    from pydantic import ValidationError
+
+    from agentmonitors.monitor.model import Shape
+
     try:
-        return model.model_validate(data)
+        return Shape.model_validate(data).to_policy()
+    except ValidationError:
+        return None
+
+
+def _stored_payload(data: Any) -> PayloadPolicy | None:
+    """A stored payload block, or None when absent or no longer valid."""
+    if data is None:
+        return None
+    from pydantic import ValidationError
+
+    from agentmonitors.monitor.model import Payload
+
+    try:
+        return Payload.model_validate(data).to_policy()
     except ValidationError:
         return None
 
@@ -191,12 +203,10 @@ class DispatchResult:
     state: dict[str, Any] = field(default_factory=dict)
 
 
-NotifyConfig = DebounceNotify | ThrottleNotify | RollupNotify
+NotifyConfig = NotifyPolicy
 
 
-def effective_config(
-    authored: NotifyConfig | None, envelope: Envelope
-) -> DebounceNotify | ThrottleNotify | RollupNotify | None:
+def effective_config(authored: NotifyConfig | None, envelope: Envelope) -> NotifyConfig | None:
     """The authored notify, else a 15 s settle for high observations, else immediate."""
     if authored is not None:
         return authored
@@ -228,7 +238,7 @@ def dispatch(
     envelope lacks. ``ValueError`` when a rollup window or time zone is unusable.
     """
     state = dict(state)
-    if isinstance(authored, RollupNotify):
+    if isinstance(authored, RollupPolicy):
         state.pop("pendingDebounce", None)
         return rollup(authored, fallback, envelopes, now_ms, state)
 
@@ -250,13 +260,13 @@ def dispatch(
         config = effective_config(authored, envelope)
         if config is None:
             emitted.append(envelope)
-        elif isinstance(config, ThrottleNotify):
+        elif isinstance(config, ThrottlePolicy):
             until = ms_from_iso(str(state.get("suppressedUntil", "")))
             if until is not None and until > now_ms:
                 continue  # dropped, not held: throttling bounds the event rate
             emitted.append(envelope)
             state["suppressedUntil"] = iso_from_ms(now_ms + duration_ms(config.suppress_for))
-        elif isinstance(config, DebounceNotify):
+        elif isinstance(config, DebouncePolicy):
             held.append(envelope)
             state["pendingDebounce"] = {
                 "observations": [item.to_json() for item in held],
@@ -266,7 +276,7 @@ def dispatch(
 
 
 def rollup(
-    config: RollupNotify,
+    config: RollupPolicy,
     fallback: CapturedMonitor,
     envelopes: list[Envelope],
     now_ms: int,

@@ -25,7 +25,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from agentmonitors.monitor.model import DeriveRule, Payload, Shape
+from agentmonitors.monitor.policy import DerivePolicy, PayloadPolicy, ShapePolicy
 from agentmonitors.sources.observation import Observation
 
 log = logging.getLogger("agentmonitors.runtime.shape")
@@ -84,7 +84,7 @@ def _holds(expression: str, context: dict[str, Any]) -> bool:
 # --------------------------------------------------------------------------- gate
 
 
-def _gate_expression(payload: Payload | None) -> str | None:
+def _gate_expression(payload: PayloadPolicy | None) -> str | None:
     if payload is None or payload.form != "structured" or payload.transform is None:
         return None
     if payload.transform.language != "cel":
@@ -92,7 +92,7 @@ def _gate_expression(payload: Payload | None) -> str | None:
     return payload.transform.expression
 
 
-def passes_gate(payload: Payload | None, observation: Observation) -> bool:
+def passes_gate(payload: PayloadPolicy | None, observation: Observation) -> bool:
     """Whether ``observation`` survives the monitor's CEL gate (true without a gate).
 
     Anything but a boolean ``true`` (``false``, another value, an evaluation error)
@@ -123,7 +123,7 @@ def apply_jq(expression: str, value: Any) -> Any:
 # --------------------------------------------------------------------------- derive, render
 
 
-def derive_facts(snapshot: Any, now_ms: int, rules: Sequence[DeriveRule]) -> list[str]:
+def derive_facts(snapshot: Any, now_ms: int, rules: Sequence[DerivePolicy]) -> list[str]:
     """The names of the rules that hold over ``snapshot`` at ``now_ms``, in authored order.
 
     ``now`` (epoch milliseconds) overrides any snapshot field of that name.
@@ -223,8 +223,8 @@ def render_artifact(snapshot: Any, facts: Sequence[str]) -> str:
 def shape_observation(
     observation: Observation,
     observed_at_ms: int,
-    shape: Shape | None,
-    payload: Payload | None,
+    shape: ShapePolicy | None,
+    payload: PayloadPolicy | None,
 ) -> Shaped:
     """The text and payload ``observation`` materializes with.
 

@@ -8,35 +8,39 @@ survives.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions, Problem
 from agentmonitors.catalog.trust import BLOCKED_REASON
-from agentmonitors.clock import Clock, SystemClock, iso_from_ms, ms_from_iso
-from agentmonitors.monitor.model import MonitorDefinition, RollupNotify
+from agentmonitors.clock import Clock, SystemClock, iso_from_ms
+from agentmonitors.monitor.policy import MonitorDefinition, RollupPolicy
 from agentmonitors.runtime.backoff import restored_failures
-from agentmonitors.runtime.materialize import EventSink, materialize
+from agentmonitors.runtime.ephemeral import EphemeralDefinitions
 from agentmonitors.runtime.notify import (
     CapturedMonitor,
     Envelope,
-    NotifyConfig,
     dispatch,
     envelope_for,
     rollup,
 )
 from agentmonitors.runtime.scheduling import backoff_ms, schedule_for
 from agentmonitors.runtime.shape import passes_gate
+from agentmonitors.runtime.wake import pacing_due_ms, settle_due_ms
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
 from agentmonitors.store import queries
 from agentmonitors.store.database import Database
 from agentmonitors.store.records import MonitorStateRow
 from agentmonitors.store.suppressions import sweep_suppressions
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from agentmonitors.runtime.materialize import EventSink
 
 log = logging.getLogger("agentmonitors.runtime")
 
@@ -95,6 +99,7 @@ class Runtime:
         self.monitors_dir = monitors_dir
         self.clock: Clock = clock or SystemClock()
         self.definitions = DefinitionCache(registry)
+        self.ephemeral = EphemeralDefinitions(registry)
         self._failures: dict[str, _Failures] = {}
         # What the runtime does not decide itself (docs/architecture.md): each stored
         # event goes to ``on_event`` inside its transaction (projection into sessions),
@@ -121,20 +126,58 @@ class Runtime:
         ``force_sources`` does the same for every monitor of those sources (a daemon
         that just started reconciles what changed while it was down).
         """
+        import asyncio
+
         if self._tick_lock is None:
             self._tick_lock = asyncio.Lock()
         async with self._tick_lock:
-            return await self._tick(force, force_sources)
+            now, definitions, due, result = self._begin(force, force_sources)
+            outcomes = await self._gather(due, now)
+            return self._finish(now, definitions, due, outcomes, result)
 
-    async def _tick(self, force: Iterable[str], force_sources: Iterable[str]) -> TickResult:
+    def tick_blocking(self) -> TickResult:
+        """One tick without an event loop of its own, for a process that runs just one
+        (``daemon once``): what :meth:`tick` does, with the same results.
+
+        Due monitors whose sources can observe in place (``observe_blocking``, as
+        file-fingerprint does) are observed one after the other; only when one cannot
+        are they all observed through asyncio, imported then, as :meth:`tick` would.
+        Never while an event loop of this runtime ticks.
+        """
+        now, definitions, due, result = self._begin((), ())
+        found = [self._blocking_observe(monitor) for monitor, _ in due]
+        blocking = [observe for observe in found if observe is not None]
+        outcomes: list[ObservationResult | BaseException] = []
+        if len(blocking) == len(due):
+            for (monitor, state), observe in zip(due, blocking, strict=True):
+                try:
+                    outcome = observe(*self._call(monitor, state, now))
+                    outcomes.append(self._checked(monitor, outcome))
+                except Exception as error:
+                    outcomes.append(error)
+        else:
+            import asyncio
+
+            outcomes = asyncio.run(self._gather(due, now))
+        return self._finish(now, definitions, due, outcomes, result)
+
+    def _begin(
+        self, force: Iterable[str], force_sources: Iterable[str]
+    ) -> tuple[
+        int, Definitions, list[tuple[MonitorDefinition, MonitorStateRow | None]], TickResult
+    ]:
+        """A tick up to observing: definitions, sweeps, problems, and the due monitors."""
         now = self.clock.now_ms()
         forced = set(force)
         forced_sources = set(force_sources)
         result = TickResult()
         definitions = self.definitions.load(self.workspace, self.monitors_dir)
-        self._forget_removed(definitions)
         for sweep in self.before_tick:
             sweep(now)
+        # After the sweeps: a watch whose session just went dormant is reaped and
+        # must not be observed in this tick.
+        definitions = self.ephemeral.merged(definitions, self.db, self.workspace)
+        self._forget_removed(definitions)
         for problem in definitions.problems:
             self._record_problem(problem, now, result)
         for blocked in definitions.blocked:
@@ -144,12 +187,28 @@ class Runtime:
             )
 
         due = self._due(definitions, forced, forced_sources, now, result)
+        return now, definitions, due, result
 
-        # Sources do their I/O concurrently; results are stored in scan order.
-        outcomes = await asyncio.gather(
+    async def _gather(
+        self, due: list[tuple[MonitorDefinition, MonitorStateRow | None]], now: int
+    ) -> list[ObservationResult | BaseException]:
+        """Sources do their I/O concurrently; results come back in scan order."""
+        import asyncio
+
+        return await asyncio.gather(
             *(self._observe(monitor, state, now) for monitor, state in due),
             return_exceptions=True,
         )
+
+    def _finish(
+        self,
+        now: int,
+        definitions: Definitions,
+        due: list[tuple[MonitorDefinition, MonitorStateRow | None]],
+        outcomes: list[ObservationResult | BaseException],
+        result: TickResult,
+    ) -> TickResult:
+        """Store what was observed, in scan order, then the after-tick sweeps."""
         for (monitor, state), outcome in zip(due, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 if not isinstance(outcome, Exception):
@@ -227,6 +286,16 @@ class Runtime:
         observe = getattr(source, "observe", None)
         if observe is None:
             raise RuntimeError(f'source "{monitor.source_name}" cannot observe')
+        return self._checked(monitor, await observe(*self._call(monitor, state, now)))
+
+    def _blocking_observe(self, monitor: MonitorDefinition) -> Callable[..., Any] | None:
+        observe = getattr(self.registry.get(monitor.source_name), "observe_blocking", None)
+        return observe if callable(observe) else None
+
+    def _call(
+        self, monitor: MonitorDefinition, state: MonitorStateRow | None, now: int
+    ) -> tuple[Any, ObservationContext]:
+        """The arguments a source's observe gets: the config and the context."""
         context = ObservationContext(
             previous_state=state.source_state if state is not None else None,
             now_ms=now,
@@ -235,7 +304,10 @@ class Runtime:
             # Only runnable monitors get here: approved, trusted, or inside the workspace.
             approved_outside_paths=self.definitions.outside_paths_of(monitor, self.workspace),
         )
-        outcome = await observe(monitor.source_config, context)
+        return monitor.source_config, context
+
+    @staticmethod
+    def _checked(monitor: MonitorDefinition, outcome: object) -> ObservationResult:
         if not isinstance(outcome, ObservationResult):
             raise TypeError(f'source "{monitor.source_name}" returned {type(outcome).__name__}')
         return outcome
@@ -287,7 +359,7 @@ class Runtime:
             )
             self._history(monitor, verdict, {"observed": observed, "emitted": emitted}, now, conn)
             self._materialize_all(monitor, paced.emitted, now, result, conn)
-        result.wake_at(_pacing_due_ms(monitor.frontmatter.notify, paced.state, now))
+        result.wake_at(pacing_due_ms(monitor.frontmatter.notify, paced.state, now))
 
     def _materialize_all(
         self,
@@ -297,6 +369,11 @@ class Runtime:
         result: TickResult,
         conn: sqlite3.Connection,
     ) -> None:
+        if not emitted:
+            return
+        # Here, not at the top: most ticks store no event (an unchanged tree's never does).
+        from agentmonitors.runtime.materialize import materialize
+
         for envelope in emitted:
             conn.execute("SAVEPOINT event")
             try:
@@ -325,22 +402,22 @@ class Runtime:
         """
         notify = monitor.frontmatter.notify
         previous = dict(state.notify_state) if state is not None else {}
-        if not isinstance(notify, RollupNotify):
-            due = _settle_due_ms(previous)
+        if not isinstance(notify, RollupPolicy):
+            due = settle_due_ms(previous)
             if due is None:
                 return
             if due > now:
                 result.wake_at(due)
                 return
         try:
-            if isinstance(notify, RollupNotify):
+            if isinstance(notify, RollupPolicy):
                 paced = rollup(notify, CapturedMonitor.of(monitor), [], now, previous)
             else:
                 paced = dispatch(notify, CapturedMonitor.of(monitor), [], now, previous)
         except ValueError as error:
             self._record_error(monitor.id, monitor.source_name, str(error), now, result)
             return
-        result.wake_at(_pacing_due_ms(notify, paced.state, now))
+        result.wake_at(pacing_due_ms(notify, paced.state, now))
         if paced.state == previous and not paced.emitted:
             return
         with self.db.write() as conn:
@@ -442,28 +519,3 @@ class Runtime:
 def _message(error: BaseException) -> str:
     text = str(error).strip()
     return text or type(error).__name__
-
-
-def _settle_due_ms(notify_state: Mapping[str, Any]) -> int | None:
-    """When a held debounce batch is due, from a monitor's notify state."""
-    pending = notify_state.get("pendingDebounce") if isinstance(notify_state, dict) else None
-    if not isinstance(pending, dict):
-        return None
-    due = ms_from_iso(str(pending.get("dueAt", "")))
-    return 0 if due is None else due
-
-
-def _pacing_due_ms(
-    notify: NotifyConfig | None, notify_state: Mapping[str, Any], now: int
-) -> int | None:
-    """When held observations are next due out: a debounce's end, a rollup's next window."""
-    if not isinstance(notify, RollupNotify):
-        return _settle_due_ms(notify_state)
-    if not isinstance(notify_state, dict) or "pendingRollup" not in notify_state:
-        return None  # an empty window only stamps its minute: nothing to wake for
-    from agentmonitors.monitor.cron import next_cron_fire_ms
-
-    try:
-        return next_cron_fire_ms(notify.window, notify.timezone or "UTC", now)
-    except ValueError:
-        return None

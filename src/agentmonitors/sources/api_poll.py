@@ -12,15 +12,16 @@ from typing import Any
 
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.sources import api_poll_traits
-from agentmonitors.sources.api_poll_config import (
+from agentmonitors.sources.api_poll_plain import (
     MAX_COMPOSITE_BYTES,
     MAX_COMPOSITE_CONCURRENCY,
-    ApiChangeDetection,
-    ApiPollConfig,
-    Auth,
-    Composite,
-    CompositePart,
+    ApiChangeDetectionSettings,
+    ApiPollSettings,
+    AuthSettings,
+    CompositePartSettings,
+    CompositeSettings,
     Strategy,
+    plain_config,
 )
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.collections_diff import (
@@ -49,7 +50,7 @@ class ApiPollSource(ModelSource):
     name = "api-poll"
     description = "Reports when an HTTP endpoint's response body or status changes."
     stateful = True
-    config_model = ApiPollConfig
+    config_model_ref = "agentmonitors.sources.api_poll_config:ApiPollConfig"
     # What it says about itself beyond observing (sources/traits.py).
     default_interval_ms = api_poll_traits.DEFAULT_INTERVAL_MS
     baseline_notes = api_poll_traits.BASELINE_NOTES
@@ -66,8 +67,7 @@ class ApiPollSource(ModelSource):
         token variable, a transport failure, a timeout, an oversized body or a non-2xx
         answer under a body strategy; the runtime then keeps the stored baseline.
         """
-        parsed = self.checked_config(config)
-        assert isinstance(parsed, ApiPollConfig)
+        parsed = self.observed_config(config, plain_config)
         request = _request_for(parsed)
         detection = parsed.change_detection
         if detection is not None and detection.composite is not None:
@@ -90,7 +90,7 @@ class _Request:
     secrets: list[str] = field(default_factory=list)
 
 
-def _request_for(config: ApiPollConfig) -> _Request:
+def _request_for(config: ApiPollSettings) -> _Request:
     headers, secrets = _auth_headers(config.auth)
     for name, value in (config.headers or {}).items():
         # Authored headers come after auth: an explicit Authorization wins.
@@ -102,7 +102,7 @@ def _request_for(config: ApiPollConfig) -> _Request:
     return _Request(config.method, headers, duration_ms(config.timeout), secrets)
 
 
-def _auth_headers(auth: Auth | None) -> tuple[dict[str, str], list[str]]:
+def _auth_headers(auth: AuthSettings | None) -> tuple[dict[str, str], list[str]]:
     """The Authorization header for ``auth``, read now (env variables included)."""
     if auth is None:
         return {}, []
@@ -143,7 +143,7 @@ def _env(name: str) -> str | None:
 async def _observe_url(
     request: _Request,
     url: str,
-    detection: ApiChangeDetection | None,
+    detection: ApiChangeDetectionSettings | None,
     context: ObservationContext,
 ) -> ObservationResult:
     explicit = detection.strategy if detection is not None else None
@@ -274,7 +274,7 @@ def _parses(text: str) -> bool:
 
 
 async def _observe_composite(
-    request: _Request, composite: Composite, context: ObservationContext
+    request: _Request, composite: CompositeSettings, context: ObservationContext
 ) -> ObservationResult:
     rendered = await _render_composite(request, composite)
     previous = context.previous_state
@@ -301,13 +301,13 @@ async def _observe_composite(
     )
 
 
-async def _render_composite(request: _Request, composite: Composite) -> str:
+async def _render_composite(request: _Request, composite: CompositeSettings) -> str:
     """Every part fetched (≤ 5 at once), rendered in ``id`` order; any failure fails all."""
     gate = asyncio.Semaphore(MAX_COMPOSITE_CONCURRENCY)
     sections: dict[int, tuple[str, str]] = {}
     total = 0
 
-    async def fetch_part(index: int, part: CompositePart) -> None:
+    async def fetch_part(index: int, part: CompositePartSettings) -> None:
         nonlocal total
         async with gate:
             response = await fetch(

@@ -2,25 +2,24 @@
 
 Kept apart from the observing code in :mod:`agentmonitors.sources.api_poll` so each
 reads on its own; the JSON Schema ``validate`` and ``schema generate`` use is derived
-from :class:`ApiPollConfig`.
+from :class:`ApiPollConfig`. Loaded only to validate or to describe the block;
+observing reads a validated block with the standard library (``api_poll_plain.py``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from agentmonitors.monitor.fields import Duration, Timeout, fail, require_str
-from agentmonitors.sources.base import OpenBlock, SourceConfig
-from agentmonitors.sources.change_detection import Collection, require_json_diff
-from agentmonitors.sources.http_fetch import MAX_RESPONSE_BYTES
-
-MAX_COMPOSITE_PARTS = 50
-MAX_PART_ID_LENGTH = 256
-MAX_COMPOSITE_CONCURRENCY: Final = 5
-MAX_COMPOSITE_BYTES: Final = MAX_RESPONSE_BYTES
-Strategy = Literal["json-diff", "text-diff", "status-code"]
+from agentmonitors.sources.api_poll_plain import (
+    MAX_COMPOSITE_PARTS,
+    MAX_PART_ID_LENGTH,
+    http_url_problem,
+)
+from agentmonitors.sources.base_config import OpenBlock, SourceConfig
+from agentmonitors.sources.change_detection_config import Collection, require_json_diff
 
 
 class Auth(OpenBlock):
@@ -31,23 +30,6 @@ class Auth(OpenBlock):
     )
     username: str | None = Field(default=None, description="Basic auth user.")
     password: str | None = Field(default=None, description="Basic auth password.")
-
-
-def http_url_problem(text: str) -> str | None:
-    """Why ``text`` is not an absolute http(s) URL with a host, or None when it is one."""
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(text.strip())
-        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number
-    except ValueError as error:
-        return f"must be an http(s) URL ({error})"
-    if parts.scheme.lower() not in ("http", "https"):
-        shown = f'"{parts.scheme}:"' if parts.scheme else "none"
-        return f"must be an http:// or https:// URL (scheme found: {shown})"
-    if not parts.hostname:
-        return "must be an http:// or https:// URL with a host, e.g. https://example.com/status"
-    return None
 
 
 class CompositePart(OpenBlock):

@@ -5,21 +5,58 @@ config (the ``watch`` block minus ``type``), which drives ``validate``, ``schema
 generate`` and ``source list``. The bundled sources describe their config as pydantic
 models and derive that schema from them, so what ``validate`` accepts and what the
 source later parses are the same thing.
+
+pydantic is imported only where a config is validated or a schema is built: each
+bundled source names its model by reference (``config_model_ref``), loaded on first
+use, and observes through a standard-library reading of its already-validated config
+(``sources/plain_config.py``). The model bases live in ``sources/base_config.py``;
+``SourceConfig`` and the rest are still importable from here, as third-party sources
+written before the move do.
 """
 
 from __future__ import annotations
 
 import builtins
+import importlib
 import threading
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Any, ClassVar, Protocol, runtime_checkable
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from agentmonitors.monitor.cron import timezone_is_valid
 from agentmonitors.monitor.issues import Issue, issues_from_jsonschema, issues_from_pydantic
 from agentmonitors.sources.traits import SourceTraits, traits_of
+
+if TYPE_CHECKING:
+    from agentmonitors.sources.base_config import (
+        ClosedBlock,
+        OpenBlock,
+        SourceConfig,
+        draft07_schema,
+    )
+
+__all__ = [
+    "ClosedBlock",
+    "ModelSource",
+    "OpenBlock",
+    "Source",
+    "SourceConfig",
+    "SourceRegistry",
+    "draft07_schema",
+    "known_keys_for",
+    "validate_scope",
+]
+
+# Names that moved to ``base_config`` and are still read from here, loaded on access.
+_MOVED = ("SourceConfig", "ClosedBlock", "OpenBlock", "draft07_schema")
+
+Plain = TypeVar("Plain")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        return getattr(importlib.import_module("agentmonitors.sources.base_config"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @runtime_checkable
@@ -51,88 +88,38 @@ class Source(Protocol):
         ...
 
 
-class SourceConfig(BaseModel):
-    """Base for a bundled source's config: authored kebab-case keys, strict types.
+class _ModelByReference:
+    """``config_model`` of a source that names its model as ``"module:Class"`` in
+    ``config_model_ref``: imported on first use, so a source that only observes never
+    loads its model (nor pydantic)."""
 
-    Unknown keys are kept (the reference accepts them) and reported as warnings.
-    """
-
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True, populate_by_name=True)
-
-
-class ClosedBlock(BaseModel):
-    """A nested config block whose keys are all known: an unknown key is an error."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True)
-
-
-class OpenBlock(BaseModel):
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True, populate_by_name=True)
-
-
-def draft07_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """A pydantic model's JSON Schema reshaped for draft-07 editors and validators.
-
-    Nested models are inlined (so the schema can be embedded in a larger one), and
-    titles and ``null`` alternatives (an omitted key means the same thing and is what
-    authors write) are dropped.
-    """
-    schema = model.model_json_schema(by_alias=True)
-    definitions = schema.pop("$defs", {})
-    tidy: dict[str, Any] = _tidy(_inline(schema, definitions))
-    return tidy
-
-
-def _inline(node: Any, definitions: Mapping[str, Any]) -> Any:
-    if isinstance(node, list):
-        return [_inline(item, definitions) for item in node]
-    if not isinstance(node, dict):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        target = _inline(definitions[ref.removeprefix("#/$defs/")], definitions)
-        siblings = {key: value for key, value in node.items() if key != "$ref"}
-        return {**target, **_inline(siblings, definitions)}
-    return {key: _inline(value, definitions) for key, value in node.items()}
-
-
-def _tidy(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_tidy(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    tidy: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key == "default" and value is None:
-            continue
-        if key == "discriminator":
-            continue  # an OpenAPI keyword; draft-07 tools ignore or reject it
-        if key == "description" and isinstance(value, str):
-            tidy[key] = value.replace("``", "`")
-        elif key == "properties":
-            tidy[key] = {name: _tidy(prop) for name, prop in value.items()}
-        else:
-            tidy[key] = _tidy(value)
-    alternatives = tidy.get("anyOf")
-    if isinstance(alternatives, list):
-        kept = [alt for alt in alternatives if alt != {"type": "null"}]
-        if len(kept) == 1 and len(kept) != len(alternatives):
-            del tidy["anyOf"]
-            tidy = {**kept[0], **tidy}
-    return tidy
+    def __get__(self, instance: object, owner: type[Any]) -> Any:
+        ref = getattr(owner, "config_model_ref", None)
+        if not isinstance(ref, str) or ":" not in ref:
+            raise AttributeError(f"{owner.__name__} sets neither config_model nor config_model_ref")
+        module, _, attribute = ref.partition(":")
+        return getattr(importlib.import_module(module), attribute)
 
 
 class ModelSource(SourceTraits):
-    """A source whose config is a pydantic model (every bundled source is one)."""
+    """A source whose config is a pydantic model (every bundled source is one).
+
+    The model is either the class attribute ``config_model`` or, loaded on first use,
+    the one ``config_model_ref`` names (``"package.module:Class"``).
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
-    config_model: ClassVar[type[SourceConfig]]
+    config_model_ref: ClassVar[str | None] = None
+    if TYPE_CHECKING:
+        config_model: ClassVar[type[SourceConfig]]
+    else:
+        config_model = _ModelByReference()
 
     @cached_property
     def scope_schema(self) -> Mapping[str, Any]:
+        from agentmonitors.sources.base_config import draft07_schema
+
         schema = draft07_schema(self.config_model)
         schema.setdefault("description", self.description)
         return schema
@@ -145,10 +132,14 @@ class ModelSource(SourceTraits):
         return self.config_model.model_validate(dict(config))
 
     def checked_config(self, config: Mapping[str, Any]) -> SourceConfig:
-        """The typed config for ``observe``; ``ValueError`` naming every problem.
+        """The typed config; ``ValueError`` naming every problem.
 
-        The tick does not validate, so each source re-checks its config here.
+        The tick does not validate, so a source re-checks its config in ``observe``:
+        through ``observed_config``, which comes here only for a config its
+        standard-library reading is unsure of.
         """
+        from pydantic import ValidationError
+
         try:
             return self.parse_config(config)
         except ValidationError as error:
@@ -157,6 +148,33 @@ class ModelSource(SourceTraits):
             )
             raise ValueError(f"Invalid {self.name} config: {problems}") from None
 
+    def observed_config(
+        self, config: Mapping[str, Any], read: Callable[[Mapping[str, Any]], Plain]
+    ) -> Plain:
+        """``config`` as ``read`` (a standard-library reading) gives it, for ``observe``.
+
+        When ``read`` is not sure of ``config`` (it raises ``Unexpected``), the model
+        decides: an invalid config raises ``checked_config``'s ``ValueError``, and a
+        valid one is read again from the model's values.
+        """
+        # Here, not at the top: the source calling this has loaded it already, and a
+        # command that only lists or validates sources never needs it.
+        from agentmonitors.sources.plain_config import Unexpected
+
+        try:
+            return read(config)
+        except Unexpected:
+            pass
+        from agentmonitors.sources.base_config import declared_values
+
+        model = self.checked_config(config)
+        try:
+            return read(declared_values(model))
+        except Unexpected:
+            raise ValueError(
+                f"Invalid {self.name} config: the validated values could not be read"
+            ) from None
+
 
 def validate_scope(source: Source, config: Mapping[str, Any]) -> list[Issue]:
     """Every problem with ``config`` for ``source``; empty when it is valid.
@@ -164,6 +182,8 @@ def validate_scope(source: Source, config: Mapping[str, Any]) -> list[Issue]:
     Paths in the returned issues are relative to the watch block.
     """
     if isinstance(source, ModelSource):
+        from pydantic import ValidationError
+
         try:
             source.parse_config(config)
         except ValidationError as error:

@@ -13,24 +13,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal
-
-from pydantic import (
-    Field,
-    PlainValidator,
-    ValidationInfo,
-    WithJsonSchema,
-    field_validator,
-)
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from agentmonitors.monitor.durations import duration_ms
-from agentmonitors.monitor.fields import Duration, Timeout, fail
-from agentmonitors.sources.base import ClosedBlock, ModelSource, SourceConfig
-from agentmonitors.sources.change_detection import (
-    ClosedCollection,
-    require_json_diff,
-    validate_ignore_paths,
-)
+from agentmonitors.sources import plain_config as plain
+from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.collections_diff import (
     canonical_json,
     collection_items,
@@ -49,79 +37,65 @@ from agentmonitors.sources.redact import redact_text
 from agentmonitors.sources.traits import Approval, Scaffold, ScaffoldSeed, quoted_list
 
 SCAFFOLD_DEFAULT_COMMAND = ("git", "ls-remote", "origin", "refs/heads/main")
-ARGV_MESSAGE = 'must be a non-empty array of strings (argv form, e.g. ["git", "status"]).'
+STRATEGIES = ("text-diff", "json-diff", "exit-code")
+
+
+@dataclass(frozen=True)
+class CommandChangeDetectionSettings:
+    strategy: str = "text-diff"
+    ignore_paths: list[str] | None = None
+    collection: plain.CollectionSettings | None = None
+
+
+@dataclass(frozen=True)
+class CommandPollSettings:
+    """A validated watch block as observing reads it (the model's values, standard library)."""
+
+    command: list[str]
+    cwd: str | None
+    env: dict[str, str] | None
+    timeout: str
+    key: str | None
+    interval: str
+    change_detection: CommandChangeDetectionSettings | None
 
 
 def _argv(value: Any) -> list[str]:
-    if isinstance(value, str):
-        raise fail(
-            f'{ARGV_MESSAGE} To run it through a shell, write ["sh", "-c", "{value}"].',
-            "am_argv",
-        )
-    if not isinstance(value, list) or not value or not all(isinstance(t, str) for t in value):
-        raise fail(ARGV_MESSAGE, "am_argv")
-    return list(value)
+    argv = plain.texts(value)
+    if not argv:
+        raise plain.Unexpected
+    return argv
 
 
-Argv = Annotated[
-    list[str],
-    PlainValidator(_argv),
-    WithJsonSchema({"type": "array", "items": {"type": "string"}, "minItems": 1}),
-]
-
-
-class CommandChangeDetection(ClosedBlock):
-    strategy: Literal["text-diff", "json-diff", "exit-code"] = Field(
-        default="text-diff", description="Compare stdout as text, as JSON, or the exit code."
-    )
-    ignore_paths: list[str] | None = Field(
-        default=None,
-        alias="ignore-paths",
-        description='JSON paths dropped before a json-diff comparison, e.g. "$.fetchedAt".',
-        json_schema_extra={"type": "array", "items": {"type": "string"}},
-    )
-    collection: ClosedCollection | None = Field(
-        default=None, description="Diff the items of a JSON array by key (needs json-diff)."
+def _change_detection(value: Any) -> CommandChangeDetectionSettings | None:
+    if value is None:
+        return None
+    config = plain.block(value, ("strategy", "ignore-paths", "collection"))
+    strategy = plain.absent_as(config, "strategy", "text-diff", plain.one_of(*STRATEGIES))
+    ignore_paths = config.get("ignore-paths")
+    collection = config.get("collection")
+    if (ignore_paths is not None or collection is not None) and strategy != "json-diff":
+        raise plain.Unexpected
+    return CommandChangeDetectionSettings(
+        strategy=strategy,
+        ignore_paths=None if ignore_paths is None else plain.ignore_paths(ignore_paths),
+        collection=None if collection is None else plain.collection(collection, closed=True),
     )
 
-    @field_validator("ignore_paths", mode="plain")
-    @classmethod
-    def _ignore_paths(cls, value: Any, info: ValidationInfo) -> list[str] | None:
-        if value is None:
-            return None
-        paths = validate_ignore_paths(value)
-        result: list[str] = require_json_diff(paths, info, "ignore-paths")
-        return result
 
-    @field_validator("collection")
-    @classmethod
-    def _collection(
-        cls, value: ClosedCollection | None, info: ValidationInfo
-    ) -> ClosedCollection | None:
-        result: ClosedCollection | None = require_json_diff(value, info, "collection")
-        return result
-
-
-class CommandPollConfig(SourceConfig):
-    command: Argv = Field(
-        description="Argv list run directly, never through a shell; for pipes use "
-        '["sh", "-c", "a | b"].'
-    )
-    cwd: str | None = Field(
-        default=None,
-        description="Working folder: the workspace root when omitted; relative paths "
-        "resolve under it.",
-    )
-    env: dict[str, str] | None = Field(
-        default=None, description="Variables added to the daemon's environment; never stored."
-    )
-    timeout: Timeout = Field(default="30s", description="Wall-clock limit for one run.")
-    key: str | None = Field(
-        default=None, description="Identity of the observed object (default: the argv joined)."
-    )
-    interval: Duration = Field(default="30s", description="How often the command runs.")
-    change_detection: CommandChangeDetection | None = Field(
-        default=None, alias="change-detection", description="How two runs are compared."
+def plain_config(config: Mapping[str, Any]) -> CommandPollSettings:
+    """``config`` read without its model; ``Unexpected`` for anything unsure."""
+    config = plain.block(config)
+    if "command" not in config or "change_detection" in config:
+        raise plain.Unexpected
+    return CommandPollSettings(
+        command=_argv(config["command"]),
+        cwd=plain.absent_as(config, "cwd", None, plain.optional_text),
+        env=plain.absent_as(config, "env", None, plain.optional_string_map),
+        timeout=plain.absent_as(config, "timeout", "30s", plain.timeout),
+        key=plain.absent_as(config, "key", None, plain.optional_text),
+        interval=plain.absent_as(config, "interval", "30s", plain.duration),
+        change_detection=plain.absent_as(config, "change-detection", None, _change_detection),
     )
 
 
@@ -129,7 +103,7 @@ class CommandPollSource(ModelSource):
     name = "command-poll"
     description = "Runs a command on an interval and reports when its output or exit code changes."
     stateful = True
-    config_model = CommandPollConfig
+    config_model_ref = "agentmonitors.sources.command_poll_config:CommandPollConfig"
     scaffold_seeds: ClassVar[Mapping[str, str]] = {"command": "command"}
 
     def scaffold(self, seed: ScaffoldSeed) -> Scaffold:
@@ -186,15 +160,14 @@ class CommandPollSource(ModelSource):
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
     ) -> ObservationResult:
-        parsed = self.checked_config(config)
-        assert isinstance(parsed, CommandPollConfig)
-        detection = parsed.change_detection or CommandChangeDetection()
+        parsed = self.observed_config(config, plain_config)
+        detection = parsed.change_detection or CommandChangeDetectionSettings()
         object_key = parsed.key or " ".join(parsed.command)
         previous = _previous_state(context.previous_state)
         outcome = await run_command(
             parsed.command,
             cwd=resolve_cwd(parsed.cwd, context.workspace_path),
-            env=parsed.env,
+            env=_run_env(parsed.env, context.now_ms),
             timeout_ms=duration_ms(parsed.timeout),
         )
         shown = display_object_key(object_key)
@@ -299,6 +272,16 @@ class CommandPollSource(ModelSource):
                 )
             )
         return ObservationResult(observations=observations, next_state=state)
+
+
+# The observation's time, in whole seconds since the epoch, for a command whose output
+# depends on "now" (the PR presets' 6-hour window): it follows the runtime's clock,
+# which tests drive. An authored ``env`` of the same name wins.
+NOW_VARIABLE = "AGENTMONITORS_NOW"
+
+
+def _run_env(authored: Mapping[str, str] | None, now_ms: int) -> dict[str, str]:
+    return {NOW_VARIABLE: str(now_ms // 1000), **(authored or {})}
 
 
 def resolve_cwd(cwd: str | None, workspace_path: str | None) -> str | None:

@@ -25,13 +25,12 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field
-
-from agentmonitors.monitor.fields import Duration, GlobPatterns, OptionalGlobPatterns
 from agentmonitors.sources import file_fingerprint_traits, reach
-from agentmonitors.sources.base import ModelSource, SourceConfig
+from agentmonitors.sources import plain_config as plain
+from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_globs import (
     Confinement,
     compile_patterns,
@@ -68,23 +67,26 @@ LABELS: dict[ChangeKind, str] = {
 }
 
 
-class FileFingerprintConfig(SourceConfig):
-    globs: GlobPatterns = Field(
-        description="Glob pattern, or list of patterns OR-ed together, relative to cwd "
-        '(e.g. "docs/**/*.md"). ** crosses folders, {a,b} picks alternatives; dotfiles '
-        "match only when named.",
-    )
-    ignore: OptionalGlobPatterns = Field(
-        default_factory=list,
-        description="Pattern(s) removed from what globs matched; same base as globs.",
-    )
-    cwd: str | None = Field(
-        default=None,
-        description="Folder the globs are relative to: the workspace root when omitted; a "
-        "relative path resolves under the workspace root, an absolute one is used as-is.",
-    )
-    interval: Duration = Field(
-        default="30s", description="How often the files are re-hashed as a safety net."
+@dataclass(frozen=True)
+class FileFingerprintSettings:
+    """A validated watch block as observing reads it (the model's values, standard library)."""
+
+    globs: list[str]
+    ignore: list[str]
+    cwd: str | None
+    interval: str
+
+
+def plain_config(config: Mapping[str, Any]) -> FileFingerprintSettings:
+    """``config`` read without its model; ``Unexpected`` for anything unsure."""
+    config = plain.block(config)
+    if "globs" not in config:
+        raise plain.Unexpected
+    return FileFingerprintSettings(
+        globs=plain.glob_patterns(config["globs"]),
+        ignore=plain.absent_as(config, "ignore", [], plain.optional_glob_patterns),
+        cwd=plain.absent_as(config, "cwd", None, plain.optional_text),
+        interval=plain.absent_as(config, "interval", "30s", plain.duration),
     )
 
 
@@ -102,7 +104,7 @@ class FileFingerprintSource(ModelSource):
     name = "file-fingerprint"
     description = "Reports files matching globs that are created, changed or deleted."
     stateful = True
-    config_model = FileFingerprintConfig
+    config_model_ref = "agentmonitors.sources.file_fingerprint_config:FileFingerprintConfig"
     # What it says about itself beyond observing (sources/traits.py).
     baseline_notes = file_fingerprint_traits.BASELINE_NOTES
     scaffold_seeds = file_fingerprint_traits.SCAFFOLD_SEEDS
@@ -123,12 +125,18 @@ class FileFingerprintSource(ModelSource):
         # and whoever awaits this has asyncio loaded already.
         import asyncio
 
-        parsed = self.checked_config(config)
-        assert isinstance(parsed, FileFingerprintConfig)
+        parsed = self.observed_config(config, plain_config)
         return await asyncio.to_thread(self._reconcile, parsed, context)
 
+    def observe_blocking(
+        self, config: Mapping[str, Any], context: ObservationContext
+    ) -> ObservationResult:
+        """``observe`` in the caller's thread, for a tick run without an event loop
+        (``Runtime.tick_blocking``): the same result, without asyncio or a thread."""
+        return self._reconcile(self.observed_config(config, plain_config), context)
+
     def _reconcile(
-        self, config: FileFingerprintConfig, context: ObservationContext
+        self, config: FileFingerprintSettings, context: ObservationContext
     ) -> ObservationResult:
         base = resolve_base(config.cwd, context.workspace_path)
         globs = compile_patterns(config.globs, base)
@@ -141,6 +149,16 @@ class FileFingerprintSource(ModelSource):
         files, skipped = confined_files(globs, compile_patterns(config.ignore, base), confinement)
         previous = _previous_fingerprints(context.previous_state)
         stored = _previous_stats(context.previous_state) if previous is not None else {}
+        warnings = [link.describe() for link in skipped]
+        if previous is not None and _all_unchanged(files, previous, stored):
+            # What the full comparison below would conclude, for a third of its cost:
+            # the tick of an unchanged tree is this check and the stats alone.
+            return ObservationResult(
+                observations=[],
+                next_state=KEEP_STATE,
+                outcome=None if files else "no-files-matched",
+                warnings=warnings,
+            )
         fingerprints, stats, contents = self._fingerprints(files, previous, stored)
         observations: list[Observation] = []
         if previous is not None:
@@ -158,7 +176,7 @@ class FileFingerprintSource(ModelSource):
             observations=observations,
             next_state=KEEP_STATE if unchanged else {"fingerprints": fingerprints, "stats": stats},
             outcome="no-files-matched" if not files and not observations else None,
-            warnings=[link.describe() for link in skipped],
+            warnings=warnings,
         )
 
     def _fingerprints(
@@ -196,6 +214,23 @@ class FileFingerprintSource(ModelSource):
             if previous is not None and known != sha:
                 contents[path] = data
         return fingerprints, stats, contents
+
+
+def _all_unchanged(
+    files: Mapping[str, os.stat_result], previous: Mapping[str, Any], stored: Mapping[str, Any]
+) -> bool:
+    """Whether every matched file is one of ``previous``, with a hash and a stored stat
+    key that still holds, and nothing else is stored: the state would come out the same."""
+    if len(files) != len(previous) or len(files) != len(stored):
+        return False
+    stored_key = stored.get
+    known = previous.get
+    for path, info in files.items():
+        # Inline, not through _stat_key: this runs for every matched file.
+        key = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+        if stored_key(path) != key or known(path) is None:
+            return False
+    return True
 
 
 def _compare(

@@ -9,7 +9,10 @@ the segments after the ``**`` (node-glob's rule).
 Expansion walks the tree with ``os.scandir`` from each pattern's literal prefix, one
 segment at a time, so only folders a pattern can reach are listed, each folder is listed
 once per call however many patterns reach it, and dot-folders are pruned unless named.
-Segments are compiled once to regular expressions by ``wcmatch.fnmatch``.
+Segments are compiled once to regular expressions: one made only of ``*``, ``?`` and
+plain characters (most of them: ``*.md``) directly, anything else (``[..]``, escapes)
+by ``wcmatch.fnmatch``, whose import alone costs more than a small tree's walk; the
+two agree on every segment the direct form takes (tests/sources/test_file_globs_compile.py).
 """
 
 from __future__ import annotations
@@ -20,9 +23,6 @@ import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-import bracex
-from wcmatch import fnmatch
 
 # A pattern's braces may expand to at most this many alternatives.
 MAX_BRACE_EXPANSIONS = 1000
@@ -110,8 +110,32 @@ def _compile_segment(segment: str) -> Segment:
         return (_GLOBSTAR, None)
     if not _is_magic(segment):
         return (_LITERAL, segment)
+    if "[" not in segment and "\\" not in segment:
+        return (_MAGIC, re.compile(_wildcard_regex(segment), re.DOTALL))
+    from wcmatch import fnmatch
+
     include, _exclude = fnmatch.translate(segment, flags=0)
     return (_MAGIC, re.compile(include[0]))
+
+
+def _wildcard_regex(segment: str) -> str:
+    """The whole-name regex of a segment of ``*``, ``?`` and plain characters.
+
+    ``*`` is any run of characters and ``?`` any one, except that a name starting with
+    ``.`` matches only a segment that starts with a literal ``.``. Each piece between
+    stars but the last is matched at its first occurrence and never retried (an atomic
+    group), which cannot lose a match and keeps ``*a*a*a*b`` linear on a long name.
+    The end is ``$``, as wcmatch has it (a name's one trailing newline is let through).
+    """
+    pieces = [
+        "".join("." if char == "?" else re.escape(char) for char in piece)
+        for piece in segment.split("*")
+    ]
+    lead = "(?!\\.)" if segment[0] in "*?" else ""
+    if len(pieces) == 1:
+        return f"{lead}{pieces[0]}$"
+    middle = "".join(f"(?>.*?{piece})" for piece in pieces[1:-1] if piece)
+    return f"{lead}{pieces[0]}{middle}.*?{pieces[-1]}$"
 
 
 def compile_patterns(patterns: Iterable[str], base: str) -> list[GlobPattern]:
@@ -123,17 +147,26 @@ def compile_patterns(patterns: Iterable[str], base: str) -> list[GlobPattern]:
     """
     compiled: list[GlobPattern] = []
     for pattern in patterns:
-        try:
-            alternatives = bracex.expand(pattern, limit=MAX_BRACE_EXPANSIONS)
-        except bracex.ExpansionLimitException as error:
-            raise ValueError(
-                f'glob "{pattern}" expands to more than {MAX_BRACE_EXPANSIONS} alternatives'
-            ) from error
-        for alternative in alternatives:
+        for alternative in _alternatives(pattern):
             parsed = _parse(pattern, alternative, base)
             if parsed is not None:
                 compiled.append(parsed)
     return compiled
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """``pattern``'s brace alternatives (its escapes resolved), at most the limit."""
+    if "{" not in pattern and "\\" not in pattern:
+        # What bracex gives back for it, without importing bracex.
+        return [pattern] if pattern else []
+    import bracex
+
+    try:
+        return list(bracex.expand(pattern, limit=MAX_BRACE_EXPANSIONS))
+    except bracex.ExpansionLimitException as error:
+        raise ValueError(
+            f'glob "{pattern}" expands to more than {MAX_BRACE_EXPANSIONS} alternatives'
+        ) from error
 
 
 def _parse(source: str, pattern: str, base: str) -> GlobPattern | None:
@@ -376,13 +409,18 @@ class _Walk:
         self, folder: str, prefix: str, j: int, linked: bool, pattern: re.Pattern[str]
     ) -> None:
         match = pattern.match
-        for name, (is_dir, is_link) in self.lister.entries(folder).items():
-            if not match(name):
-                continue
-            if j == self.last:
-                if not is_dir:
-                    self._add(prefix + name, linked or is_link)
-            elif is_dir and not self._blocked(prefix + name, is_link):
+        entries = self.lister.entries(folder)
+        if j == self.last:
+            # Every matched file of a tree passes here: _add inlined, kinds tested
+            # before the pattern.
+            found = self.found
+            for name, (is_dir, is_link) in entries.items():
+                if not is_dir and match(name):
+                    path = prefix + name
+                    found[path] = linked or is_link or found.get(path, False)
+            return
+        for name, (is_dir, is_link) in entries.items():
+            if is_dir and match(name) and not self._blocked(prefix + name, is_link):
                 self.stack.append((prefix + name, j + 1, linked or is_link))
 
 
@@ -430,6 +468,8 @@ def confined_files(
     files: dict[str, os.stat_result] = {}
     skipped: dict[str, SkippedLink] = {}
     marked = _expand_marked(globs, confinement, skipped)
+    # Bound once: this loop runs for every matched file.
+    examine, is_regular = os.stat, stat.S_ISREG
     for path in sorted(marked):
         if ignore and any(pattern.matches(path) for pattern in ignore):
             continue
@@ -440,14 +480,14 @@ def confined_files(
                 if real != path and not confinement.allows(real):
                     skipped.setdefault(path, SkippedLink(path, real))
                     continue
-            info = os.stat(path)
+            info = examine(path)
         except OSError as error:
             if error.errno in _MISSING:
                 continue
             raise OSError(
                 error.errno, f"Cannot read matched file {path}: {error.strerror}"
             ) from error
-        if stat.S_ISREG(info.st_mode):
+        if is_regular(info.st_mode):
             files[path] = info
     return files, [skipped[path] for path in sorted(skipped)]
 

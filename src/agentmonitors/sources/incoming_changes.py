@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-from pydantic import Field, PlainValidator, WithJsonSchema
-
-from agentmonitors.monitor.fields import Duration, fail, require_str
 from agentmonitors.sources import git_refs
-from agentmonitors.sources.base import ModelSource, SourceConfig
+from agentmonitors.sources import plain_config as plain
+from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_globs import resolve_base
 from agentmonitors.sources.observation import (
     ChangeKind,
@@ -50,52 +49,41 @@ from agentmonitors.sources.traits import Approval, Scaffold, ScaffoldSeed, quote
 _SNAPSHOT_READS = 8
 
 
+@dataclass(frozen=True)
+class IncomingChangesSettings:
+    """A validated watch block as observing reads it (the model's values, standard library)."""
+
+    paths: list[str]
+    branch: str
+    cwd: str | None
+    interval: str
+
+
 def _pathspecs(value: Any) -> list[str]:
-    if isinstance(value, str):
-        raise fail(
-            f"must be an array of strings — write it as a list: paths: ['{value}']",
-            "am_type",
-        )
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise fail("must be an array of strings", "am_type")
-    if not value:
-        raise fail("must contain at least one git pathspec", "am_empty")
-    if any(not item.strip() for item in value):
-        raise fail("must not contain empty pathspecs", "am_empty")
-    return list(value)
+    paths = plain.texts(value)
+    if not paths or any(not path.strip() for path in paths):
+        raise plain.Unexpected
+    return paths
 
 
-def _branch(value: Any) -> str:
-    text = require_str(value, 'a branch or ref name such as "main"')
-    if not text.strip():
-        raise fail("must not be empty", "am_empty")
-    return text
-
-
-Pathspecs = Annotated[
-    list[str],
-    PlainValidator(_pathspecs),
-    WithJsonSchema({"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}),
-]
-Branch = Annotated[str, PlainValidator(_branch), WithJsonSchema({"type": "string", "minLength": 1})]
-
-
-class IncomingChangesConfig(SourceConfig):
-    paths: Pathspecs = Field(description='Git pathspecs to report on, e.g. ["docs/specs/**"].')
-    branch: Branch = Field(default="HEAD", description="Branch or ref whose movement is tracked.")
-    cwd: str | None = Field(
-        default=None,
-        description="Repository folder: the workspace root when omitted; relative paths "
-        "resolve under it.",
+def plain_config(config: Mapping[str, Any]) -> IncomingChangesSettings:
+    """``config`` read without its model; ``Unexpected`` for anything unsure."""
+    config = plain.block(config)
+    if "paths" not in config:
+        raise plain.Unexpected
+    return IncomingChangesSettings(
+        paths=_pathspecs(config["paths"]),
+        branch=plain.absent_as(config, "branch", "HEAD", plain.non_blank),
+        cwd=plain.absent_as(config, "cwd", None, plain.optional_text),
+        interval=plain.absent_as(config, "interval", "30s", plain.duration),
     )
-    interval: Duration = Field(default="30s", description="How often the ref is checked.")
 
 
 class IncomingChangesSource(ModelSource):
     name = "incoming-changes"
     description = "Reports files under pathspecs that changed when a git branch moved."
     stateful = True
-    config_model = IncomingChangesConfig
+    config_model_ref = "agentmonitors.sources.incoming_changes_config:IncomingChangesConfig"
     scaffold_seeds: ClassVar[Mapping[str, str]] = {"glob": "paths"}
 
     def scaffold(self, seed: ScaffoldSeed) -> Scaffold:
@@ -120,8 +108,7 @@ class IncomingChangesSource(ModelSource):
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
     ) -> ObservationResult:
-        parsed = self.checked_config(config)
-        assert isinstance(parsed, IncomingChangesConfig)
+        parsed = self.observed_config(config, plain_config)
         repo = resolve_base(parsed.cwd, context.workspace_path)
         try:
             return await _observe(parsed, repo, context.previous_state)
@@ -130,7 +117,7 @@ class IncomingChangesSource(ModelSource):
 
 
 async def _observe(
-    config: IncomingChangesConfig, repo: str, previous_state: Any
+    config: IncomingChangesSettings, repo: str, previous_state: Any
 ) -> ObservationResult:
     await git_refs.ensure_repository(repo)
     branch = config.branch

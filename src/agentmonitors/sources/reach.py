@@ -12,7 +12,6 @@ import json
 import os
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from agentmonitors.sources.traits import Approval
 
@@ -115,6 +114,10 @@ def _hosts(config: Mapping[str, Any]) -> list[str]:
     parts = composite.get("parts") if isinstance(composite, dict) else None
     if isinstance(parts, list):
         urls += [part.get("url") for part in parts if isinstance(part, dict)]
+    # Here, not at the top: file sources import this module too, and urllib.parse
+    # (with ipaddress) costs a tick of theirs more than it ever uses.
+    from urllib.parse import urlsplit
+
     hosts: set[str] = set()
     for url in urls:
         if not isinstance(url, str):

@@ -9,49 +9,42 @@ every call yields exactly one observation, stamped with the runtime's clock.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
-
-from pydantic import Field, PlainValidator, WithJsonSchema
+from dataclasses import dataclass
+from typing import Any
 
 from agentmonitors.clock import iso_from_ms
-from agentmonitors.monitor.cron import timezone_is_valid
-from agentmonitors.monitor.fields import CronExpression, fail, require_str
-from agentmonitors.sources.base import ModelSource, SourceConfig
+from agentmonitors.sources import plain_config as plain
+from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult
 from agentmonitors.sources.traits import Cadence, OnCron, Scaffold, ScaffoldSeed
 
 
-def _scope_timezone(value: Any) -> str:
-    text = require_str(value, 'an IANA time zone name such as "UTC"')
-    if not timezone_is_valid(text):
-        raise fail(
-            f'"{text}" is not a valid IANA time zone name (e.g. "America/New_York", "UTC").',
-            "scope_timezone",
-        )
-    return text
+@dataclass(frozen=True)
+class ScheduleSettings:
+    """A validated watch block as observing reads it (the model's values, standard library)."""
+
+    cron: str
+    timezone: str
+    label: str | None
 
 
-ScopeTimeZone = Annotated[
-    str,
-    PlainValidator(_scope_timezone),
-    WithJsonSchema({"type": "string", "description": 'IANA time zone, e.g. "Europe/Paris".'}),
-]
-
-
-class ScheduleConfig(SourceConfig):
-    cron: CronExpression = Field(
-        description="Five-field cron (minute hour day-of-month month day-of-week), "
-        'e.g. "0 9 * * 1-5" for weekdays at 09:00.'
+def plain_config(config: Mapping[str, Any]) -> ScheduleSettings:
+    """``config`` read without its model; ``Unexpected`` for anything unsure."""
+    config = plain.block(config)
+    if "cron" not in config:
+        raise plain.Unexpected
+    return ScheduleSettings(
+        cron=plain.cron(config["cron"]),
+        timezone=plain.absent_as(config, "timezone", "UTC", plain.timezone),
+        label=plain.absent_as(config, "label", None, plain.optional_text),
     )
-    timezone: ScopeTimeZone = Field(default="UTC", description="Zone the cron is read in.")
-    label: str | None = Field(default=None, description="Event title instead of the cron text.")
 
 
 class ScheduleSource(ModelSource):
     name = "schedule"
     description = "Emits one event each time its cron expression matches."
     stateful = False
-    config_model = ScheduleConfig
+    config_model_ref = "agentmonitors.sources.schedule_config:ScheduleConfig"
 
     def cadence(self, config: Mapping[str, Any]) -> Cadence:
         """Its cron decides; an authored ``interval`` is ignored (``config_warnings`` says so)."""
@@ -84,12 +77,11 @@ class ScheduleSource(ModelSource):
         self, config: Mapping[str, Any], context: ObservationContext
     ) -> ObservationResult:
         """One trigger observation; the config is re-checked (the tick does not validate)."""
-        parsed = self.checked_config(config)
-        assert isinstance(parsed, ScheduleConfig)
+        parsed = self.observed_config(config, plain_config)
         return ObservationResult([trigger_observation(parsed, context.now_ms)])
 
 
-def trigger_observation(config: ScheduleConfig, now_ms: int) -> Observation:
+def trigger_observation(config: ScheduleSettings, now_ms: int) -> Observation:
     """The observation of one trigger: raw facts, ``now`` only in the snapshot."""
     cron, timezone = config.cron, config.timezone
     title = config.label if config.label else f"Scheduled trigger: {cron}"

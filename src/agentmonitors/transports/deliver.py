@@ -1,5 +1,7 @@
-"""``hook deliver``: hand pending deliveries to Claude Code at a hook.
+"""``hook deliver``: hand pending deliveries to the agent at a host's hook.
 
+The host (``--host``, Claude Code by default) decides the payload and the output
+shapes through its adapter (``transports/hosts``); this module knows neither.
 This runs on every prompt, after every tool call and at every stop, so it stays on
 the standard library and prints nothing to stdout unless it has a delivery. Any
 failure ends quietly with exit code 0: a hook must never break the user's prompt.
@@ -11,13 +13,8 @@ from __future__ import annotations
 import sys
 
 from agentmonitors.delivery.vocabulary import LIFECYCLES
-from agentmonitors.transports.claude_code import (
-    HookPayload,
-    hook_output,
-    lifecycle_for,
-    payload_project,
-    read_payload,
-)
+from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS, adapter_for
+from agentmonitors.transports.hosts.claude_code import ADAPTER as CLAUDE_CODE
 
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
 TYPE_CHECKING = False
@@ -25,7 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from agentmonitors.delivery.wire import RenderedReply, SessionRecord
+    from agentmonitors.delivery.wire import RenderedReply
+    from agentmonitors.transports.hosts.base import HookPayload, HostAdapter
 
 DEBUG_PREFIX = "agentmonitors hook deliver --debug: "
 W1 = (
@@ -47,13 +45,13 @@ W3B = (
 
 
 def _field(value: str | None) -> str:
-    from agentmonitors.delivery.text import untrusted_field
+    from agentmonitors.transports.deliver_debug import field
 
-    return "(none)" if value is None else untrusted_field(value)
+    return field(value)
 
 
 class DeliverOptions:
-    __slots__ = ("debug", "lifecycle", "output_format", "socket")
+    __slots__ = ("debug", "host", "lifecycle", "output_format", "socket")
 
     def __init__(
         self,
@@ -61,11 +59,22 @@ class DeliverOptions:
         output_format: str = "json",
         socket: str | None = None,
         debug: bool = False,
+        host: str = DEFAULT_HOST,
     ) -> None:
         self.lifecycle = lifecycle
         self.output_format = output_format
         self.socket = socket
         self.debug = debug
+        self.host = host
+
+
+def host_choice_error(value: str) -> str | None:
+    """The usage error for a ``--host`` value, or None when it names a host."""
+    if value in HOSTS:
+        return None
+    return f"Invalid value for '--host': {value!r} is not one of " + (
+        ", ".join(repr(item) for item in HOSTS) + "."
+    )
 
 
 def parse_deliver_args(args: list[str]) -> DeliverOptions | str:
@@ -75,7 +84,7 @@ def parse_deliver_args(args: list[str]) -> DeliverOptions | str:
     while index < len(args):
         arg = args[index]
         name, has_value, value = arg.partition("=")
-        if name in ("--lifecycle", "--format", "--socket"):
+        if name in ("--lifecycle", "--format", "--socket", "--host"):
             if not has_value:
                 index += 1
                 if index >= len(args):
@@ -87,6 +96,11 @@ def parse_deliver_args(args: list[str]) -> DeliverOptions | str:
                         ", ".join(repr(item) for item in LIFECYCLES) + "."
                     )
                 options.lifecycle = value
+            elif name == "--host":
+                problem = host_choice_error(value)
+                if problem is not None:
+                    return problem
+                options.host = value
             elif name == "--format":
                 if value not in ("json", "text"):
                     return f"Invalid value for '--format': {value!r} is not one of 'json', 'text'."
@@ -108,11 +122,32 @@ def run_hook_deliver(args: list[str]) -> int:
         sys.stderr.write(f"error: {parsed}\n")
         return 0
     debug: Callable[[str], None] = _to_stderr if parsed.debug else _quiet
+    adapter = adapter_for(parsed.host)
+    _WRITES.clear()
     try:
-        deliver(read_payload(), parsed, debug)
+        deliver(adapter.read(), parsed, debug, adapter)
     except Exception as error:  # a hook never breaks the prompt
         debug(f"swallowed error: {type(error).__name__}: {error}")
+    say_nothing(adapter, parsed.output_format)
     return 0
+
+
+_WRITES: list[str] = []
+"""What this process printed for the host: a hook runs once per process."""
+
+
+def say_nothing(adapter: HostAdapter, output_format: str = "json") -> None:
+    """Print the host's "nothing" when this process printed no delivery.
+
+    Claude Code's and Codex's is empty; Cursor's is ``{}``.
+    """
+    if _WRITES or not adapter.nothing or output_format == "text":
+        return
+    try:
+        sys.stdout.write(adapter.nothing)
+        sys.stdout.flush()
+    except Exception:  # a closed stdout: the host sees nothing, which is the same
+        return
 
 
 def _quiet(line: str) -> None:
@@ -123,7 +158,12 @@ def _to_stderr(line: str) -> None:
     sys.stderr.write(DEBUG_PREFIX + line + "\n")
 
 
-def deliver(payload: HookPayload, options: DeliverOptions, debug: Callable[[str], None]) -> bool:
+def deliver(
+    payload: HookPayload,
+    options: DeliverOptions,
+    debug: Callable[[str], None],
+    adapter: HostAdapter = CLAUDE_CODE,
+) -> bool:
     """Run the delivery steps; True when something was written to stdout."""
     debugging = debug is not _quiet
     if debugging:  # formatting untrusted fields costs an import: only when asked
@@ -132,22 +172,23 @@ def deliver(payload: HookPayload, options: DeliverOptions, debug: Callable[[str]
             f"hook_event_name={_field(payload.hook_event_name)} cwd={_field(payload.cwd)}"
         )
     if payload.session_id is None:
-        sys.stderr.write(W1 + "\n")
+        sys.stderr.write(_w1(adapter) + "\n")
         return False
-    lifecycle = lifecycle_for(payload, options.lifecycle)
-    if lifecycle is None:
-        if payload.hook_event_name == "Stop" and payload.stop_hook_active:
-            debug("stopped: Stop hook already active, so nothing is injected again")
+    lifecycles = adapter.lifecycles(payload, options.lifecycle)
+    if not lifecycles:
+        if payload.hook_event_name == adapter.stop_event and payload.stop_guard:
+            debug(
+                f"stopped: {adapter.stop_event} hook already active, so nothing is injected again"
+            )
             return False
         sys.stderr.write(
             f"hook deliver: hook_event_name {_field(payload.hook_event_name)} does not map to a "
-            "delivery lifecycle (only UserPromptSubmit, PostToolUse, Stop and SessionStart "
-            "do); nothing delivered.\n"
+            f"delivery lifecycle (only {_event_names(adapter)} do); nothing delivered.\n"
         )
         return False
-    debug(f"lifecycle {lifecycle}")
+    debug("lifecycle " + " then ".join(lifecycles))
 
-    workspace, state = payload_project(payload)
+    workspace, state = adapter.project(payload)
     if not state.enabled:
         if debugging:
             debug(
@@ -165,16 +206,33 @@ def deliver(payload: HookPayload, options: DeliverOptions, debug: Callable[[str]
     from agentmonitors.paths import fit_socket_path
 
     socket = fit_socket_path(socket, explicit=options.socket is not None)
-    return deliver_to_session(
-        socket,
-        payload.session_id,
-        lifecycle,
-        event_name=payload.hook_event_name,
-        workspace=workspace,
-        output_format=options.output_format,
-        debug=debug,
-        channel_delivery_ids=payload.channel_delivery_ids,
+    # A host that cannot reach a lifecycle tries it at the next point it does reach:
+    # what was held for it is delivered first, the point's own lifecycle after.
+    return any(
+        deliver_to_session(
+            socket,
+            payload.session_id,
+            lifecycle,
+            event_name=payload.hook_event_name,
+            workspace=workspace,
+            output_format=options.output_format,
+            debug=debug,
+            channel_delivery_ids=payload.channel_delivery_ids,
+            adapter=adapter,
+        )
+        for lifecycle in lifecycles
     )
+
+
+def _w1(adapter: HostAdapter) -> str:
+    if adapter is CLAUDE_CODE:
+        return W1
+    return W1.replace("a Claude Code hook", f"a {adapter.title} hook")
+
+
+def _event_names(adapter: HostAdapter) -> str:
+    names = list(adapter.events)
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def deliver_to_session(
@@ -188,6 +246,7 @@ def deliver_to_session(
     debug: Callable[[str], None],
     channel_delivery_ids: tuple[str, ...] = (),
     preface: str = "",
+    adapter: HostAdapter = CLAUDE_CODE,
 ) -> bool:
     """Reserve, render, write, then commit (release when the write fails).
 
@@ -202,7 +261,13 @@ def deliver_to_session(
     debugging = debug is not _quiet
     reported: set[str] = set()  # hold reasons the diagnosis already named
     if debugging:
-        found = _debug_before_reserving(socket, host_session_id, lifecycle, debug)
+        from agentmonitors.transports.deliver_debug import (
+            debug_before_reserving,
+            debug_reply,
+            debug_session,
+        )
+
+        found = debug_before_reserving(socket, host_session_id, lifecycle, debug)
         if found is None:
             return False
         reported = found
@@ -211,21 +276,27 @@ def deliver_to_session(
         return False
     session = reply.get("session")
     if session is None:
-        _no_session(host_session_id)
+        from agentmonitors.transports.deliver_debug import no_session
+
+        no_session(host_session_id)
         return False
     if debugging:
-        _debug_session(reply, session, channel_delivery_ids, debug)
+        debug_session(reply, session, channel_delivery_ids, debug)
     _heartbeat(socket, host_session_id, session["id"], workspace, delivered=False)
 
     def ipc(method: str, params: dict[str, Any]) -> Any:
         return call(socket, method, params)
 
     if debugging and reply.get("reservation") is not None and reply.get("text"):
-        _debug_reply(ipc, session["id"], reply, debug, reported)
+        debug_reply(ipc, session["id"], reply, debug, reported)
 
     def write(text: str) -> bool:
         return _write(
-            preface + "\n\n" + text if preface else text, event_name, output_format, debug
+            preface + "\n\n" + text if preface else text,
+            event_name,
+            output_format,
+            debug,
+            adapter,
         )
 
     outcome = hand_off(ipc, reply, write)
@@ -234,7 +305,7 @@ def deliver_to_session(
             "claim: null — nothing to deliver at this lifecycle right now (see the hold "
             "reasons above, if any)"
         )
-        return bool(preface) and _write(preface, event_name, output_format, _quiet)
+        return bool(preface) and _write(preface, event_name, output_format, _quiet, adapter)
     if outcome == UNWRITTEN:
         return False
     debug("emitted; commit " + ("landed" if outcome == COMMITTED else "lapsed (rows stay pending)"))
@@ -280,126 +351,22 @@ def _reserve(
 
 
 def _write(
-    text: str, event_name: str | None, output_format: str, debug: Callable[[str], None]
+    text: str,
+    event_name: str | None,
+    output_format: str,
+    debug: Callable[[str], None],
+    adapter: HostAdapter = CLAUDE_CODE,
 ) -> bool:
-    """Print a delivery where Claude Code reads it; False when stdout is gone."""
-    output = text if output_format == "text" else hook_output(event_name, text)
+    """Print a delivery where the host reads it; False when stdout is gone."""
+    output = text if output_format == "text" else adapter.output(event_name, text)
     try:
         sys.stdout.write(output)
         sys.stdout.flush()
     except Exception as error:  # a closed or broken stdout: nothing reached the host
         debug(f"write failed ({error}); releasing the reservation")
         return False
+    _WRITES.append(output)
     return True
-
-
-def _debug_session(
-    reply: RenderedReply,
-    session: SessionRecord,
-    channel_delivery_ids: tuple[str, ...],
-    debug: Callable[[str], None],
-) -> None:
-    if channel_delivery_ids:
-        debug(f"channel deliveries confirmed: {list(reply.get('confirmedDeliveryIds') or [])}")
-    debug(
-        f"session {_field(session['id'])} ({session.get('role', 'lead')}, {session.get('status')})"
-    )
-
-
-def _debug_reply(
-    ipc: Callable[[str, dict[str, Any]], Any],
-    session_id: str,
-    reply: RenderedReply,
-    debug: Callable[[str], None],
-    reported: set[str],
-) -> None:
-    reservation = reply.get("reservation")
-    claim: Any = reservation["claim"] if reservation is not None else {}
-    _debug_claim(claim, reply, debug)
-    # The diagnosis sized the cap as this delivery did; measure here only when the
-    # reservation deferred what the diagnosis did not foresee (a race, a forced fit).
-    if reply.get("moreDeferred") and "deferred-by-cap" not in reported:
-        _debug_deferred(ipc, session_id, claim, debug)
-
-
-def _debug_before_reserving(
-    socket: str, host_session_id: str, lifecycle: str, debug: Callable[[str], None]
-) -> set[str] | None:
-    """Diagnose before reserving, so the report shows what the reservation sees.
-
-    The hold reasons named, or None when there is no session to deliver to.
-    """
-    session = _find_session(socket, host_session_id, debug)
-    if session is None:
-        return None
-    reported = _debug_diagnosis(socket, str(session["id"]), lifecycle, debug)
-    waiting = blocked_monitor_ids(socket)
-    if waiting:
-        debug(f"blocked: awaiting-approval (never run until the user approves): {waiting}")
-    return reported
-
-
-def blocked_monitor_ids(socket: str) -> list[str]:
-    """Ids of the monitors that wait for the user's approval; [] from an older daemon."""
-    from agentmonitors.daemon.client import DaemonError, call
-
-    try:
-        reply = call(socket, "monitor.blocked", {})
-    except DaemonError:
-        return []
-    rows = reply.get("blocked") if isinstance(reply, dict) else None
-    # Ids come from a repository's folder names and reach the agent's context: only
-    # plain ids pass, so a folder name cannot smuggle instructions in.
-    return [
-        row["monitorId"]
-        for row in rows or []
-        if isinstance(row, dict) and _plain_id(row.get("monitorId"))
-    ]
-
-
-def _plain_id(value: object) -> bool:
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= 64
-        and all(char.isascii() and (char.isalnum() or char in "-_.") for char in value)
-    )
-
-
-def _debug_claim(claim: Any, reply: RenderedReply, debug: Callable[[str], None]) -> None:
-    import json
-
-    debug(
-        f"claim: {claim.get('mode')} {claim.get('urgency', '')} with "
-        f"{len(claim.get('events') or [])} event(s); shown {list(reply.get('shownEventIds') or [])}"
-    )
-    debug("claim json " + json.dumps(claim, sort_keys=True, ensure_ascii=False))
-
-
-def _debug_deferred(
-    ipc: Callable[[str, dict[str, Any]], Any],
-    session_id: str,
-    claim: dict[str, Any],
-    debug: Callable[[str], None],
-) -> None:
-    """Name the settled events the context cap left out.
-
-    Asked while the reservation still leases what it shows, so the preview holds
-    exactly the settled rows that did not fit.
-    """
-    from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT
-
-    try:
-        left = ipc("hook.preview", {"sessionId": session_id})
-    except Exception:  # the delivery matters more than this line
-        left = None
-    deferred = len(left) if isinstance(left, list) else 0
-    shown = len(claim.get("events") or [])
-    count = f"{deferred} of {deferred + shown}" if deferred else "some"
-    debug(
-        f"held (high, deferred-by-cap): {count} settled high-urgency event(s) deferred by "
-        f"the {MAX_ADDITIONAL_CONTEXT}-char context cap; they stay pending and surface at "
-        "the next prompt or tool call"
-    )
 
 
 def _heartbeat(
@@ -416,66 +383,3 @@ def _heartbeat(
         session_id=session_id,
         delivered=delivered,
     )
-
-
-def _no_session(host_session_id: str) -> None:
-    from agentmonitors.delivery.text import untrusted_field
-
-    sys.stderr.write(
-        "hook deliver: no session registered for host session id "
-        f"{untrusted_field(host_session_id)}\n"
-    )
-
-
-def _find_session(
-    socket: str, host_session_id: str, debug: Callable[[str], None]
-) -> dict[str, Any] | None:
-    from agentmonitors.daemon.client import DaemonConnectionError, call
-
-    try:
-        sessions = call(socket, "session.list", {})
-    except DaemonConnectionError as error:
-        debug(f"stopped: daemon unreachable ({error})")
-        return None
-    session = next(
-        (
-            item
-            for item in sessions or []
-            if isinstance(item, dict) and item.get("hostSessionId") == host_session_id
-        ),
-        None,
-    )
-    if session is None:
-        _no_session(host_session_id)
-    return session
-
-
-def _debug_diagnosis(
-    socket: str, session_id: str, lifecycle: str, debug: Callable[[str], None]
-) -> set[str]:
-    """The daemon's hold diagnosis (the one ``monitor explain`` shows), line by line.
-
-    The socket is passed so the diagnosis sizes a delivery as this hook will, which
-    is what lets it name ``deferred-by-cap`` before anything is reserved.
-    """
-    from agentmonitors.daemon.client import DaemonError, call
-
-    request = {"sessionId": session_id, "lifecycle": lifecycle, "socketPath": socket}
-    try:
-        report = call(socket, "hook.diagnose", request)
-    except DaemonError as error:
-        debug(f"diagnosis unavailable: {error}")
-        return set()
-    if not isinstance(report, dict):
-        return set()
-    counts = report.get("unreadCounts") or {}
-    debug(
-        "unread "
-        + ", ".join(f"{band}={counts.get(band, 0)}" for band in ("high", "normal", "low", "total"))
-    )
-    holds = [hold for hold in report.get("holds") or [] if isinstance(hold, dict)]
-    if not holds:
-        debug("no held events for this lifecycle right now")
-    for hold in holds:
-        debug(f"held ({hold.get('urgency')}, {hold.get('reason')}): {hold.get('message', '')}")
-    return {str(hold.get("reason")) for hold in holds}

@@ -6,6 +6,15 @@ stdout (diagnostics go to stderr). Each line goes through the shared handoff: th
 daemon reserves and renders it (``follow.reserveRendered``), it is written, then
 committed; a line that could not be written is released, so the hooks deliver it.
 
+A line is committed when written, not on proof as a channel push is. The Monitor turn's
+UserPromptSubmit does carry the line as its prompt, but while a tool runs Claude Code
+holds the line until the tool ends and runs that tool's PostToolUse hook first: waiting
+for the proof would let the lease lapse under a long tool call, and PostToolUse would
+then show the event again in the very request that carries the line. A written line is
+not dropped unseen the way a push can be: Claude Code shows every line it reads from the
+Monitor's stdout while the session lives, and a reader that went away is seen here as a
+failed write.
+
 It stops, releasing whatever it had not written:
 
 - before ``--max-seconds`` (below the Monitor tool's 30-minute cap), printing one last

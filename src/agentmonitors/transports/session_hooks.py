@@ -13,13 +13,13 @@ import sys
 import time
 
 from agentmonitors.paths import default_hook_state_path
-from agentmonitors.transports.claude_code import (
-    ADAPTER,
-    HookPayload,
-    hook_output,
-    payload_project,
-    read_payload,
-)
+from agentmonitors.transports.hosts.claude_code import ADAPTER as CLAUDE_CODE
+
+# ``typing`` stays out of the run-time imports: the hook path pays for each one.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agentmonitors.transports.hosts.base import HookPayload, HostAdapter
+    from agentmonitors.workspace import LocalState
 
 BOOT_WAIT_S = 8.0
 BOOT_PING_S = 0.15
@@ -64,27 +64,59 @@ def disabled_advisory(count: int) -> str:
     )
 
 
+def parse_host_args(command: str, args: list[str]) -> HostAdapter | str:
+    """``--host NAME`` (or ``--host=NAME``), the only flag of the session hooks; a
+    string is the usage error."""
+    from agentmonitors.transports.deliver import host_choice_error
+    from agentmonitors.transports.hosts import DEFAULT_HOST, adapter_for
+
+    host = DEFAULT_HOST
+    index = 0
+    while index < len(args):
+        name, has_value, value = args[index].partition("=")
+        if name != "--host":
+            return f"{command} takes only --host (got {args[index]})"
+        if not has_value:
+            index += 1
+            if index >= len(args):
+                return "Option '--host' requires an argument."
+            value = args[index]
+        problem = host_choice_error(value)
+        if problem is not None:
+            return problem
+        host = value
+        index += 1
+    return adapter_for(host)
+
+
 def run_session_start(args: list[str]) -> int:
-    if args:
-        sys.stderr.write(f"error: session start takes no arguments (got {args[0]})\n")
+    adapter = parse_host_args("session start", args)
+    if isinstance(adapter, str):
+        sys.stderr.write(f"error: {adapter}\n")
         return 1
+    from agentmonitors.transports.deliver import say_nothing
+
     try:
-        return session_start(read_payload())
+        return session_start(adapter.read(), adapter)
     except Exception as error:
         sys.stderr.write(f"error: {error}\n")
         return 1
+    finally:
+        say_nothing(adapter)
 
 
-def session_start(payload: HookPayload) -> int:
+def session_start(payload: HookPayload, adapter: HostAdapter = CLAUDE_CODE) -> int:
     if payload.session_id is None:
         return 0
-    workspace, state = payload_project(payload)
+    workspace, state = adapter.project(payload)
     if not state.enabled:
         from agentmonitors.workspace import find_workspace_root
 
         count = _count_definitions(find_workspace_root(workspace))
         if count:
-            sys.stdout.write(hook_output("SessionStart", disabled_advisory(count)))
+            from agentmonitors.transports.deliver import _quiet, _write
+
+            _write(disabled_advisory(count), adapter.session_start_event, "json", _quiet, adapter)
         return 0
 
     from agentmonitors.daemon.client import call, ping
@@ -111,7 +143,7 @@ def session_start(payload: HookPayload) -> int:
         socket,
         "session.open",
         {
-            "adapter": ADAPTER,
+            "adapter": adapter.name,
             "hostSessionId": payload.session_id,
             "agentIdentity": payload.session_id,
             "hookStatePath": default_hook_state_path(payload.session_id, workspace),
@@ -121,19 +153,41 @@ def session_start(payload: HookPayload) -> int:
     )
     sys.stderr.write(f"AgentMon: session {session['id']} registered; daemon at {socket}\n")
 
-    from agentmonitors.transports.deliver import _quiet, blocked_monitor_ids, deliver_to_session
+    from agentmonitors.transports.deliver import _quiet, deliver_to_session
+    from agentmonitors.transports.deliver_debug import blocked_monitor_ids
 
     deliver_to_session(
         socket,
         payload.session_id,
         "post-compact",
-        event_name="SessionStart",
+        event_name=adapter.session_start_event,
         workspace=workspace,
         output_format="json",
         debug=_quiet,
-        preface=approval_line(blocked_monitor_ids(socket)),
+        adapter=adapter,
+        preface=_preface(
+            blocked_monitor_ids(socket), workspace, state, session["id"], socket, adapter
+        ),
     )
     return 0
+
+
+def _preface(
+    waiting: list[str],
+    workspace: str,
+    state: LocalState,
+    session_id: str,
+    socket: str,
+    adapter: HostAdapter,
+) -> str:
+    """The lines before the recap: the approval line, then the live-updates offer."""
+    from agentmonitors.transports.live_hint import live_sentence
+
+    try:
+        live = live_sentence(workspace, state.live, session_id, socket, host=adapter.name)
+    except Exception:  # an offer is never worth a failed session start
+        live = ""
+    return "\n".join(line for line in (approval_line(waiting), live) if line)
 
 
 def approval_line(waiting: list[str]) -> str:
@@ -222,16 +276,22 @@ def _logged_error(log_path: str, start: int) -> str | None:
 
 def run_session_end(args: list[str]) -> int:
     """The SessionEnd hook: close the matching session. Silent, always 0."""
-    del args
+    adapter = parse_host_args("session end", args)
+    if isinstance(adapter, str):
+        sys.stderr.write(f"error: {adapter}\n")
+        return 0
     with contextlib.suppress(Exception):
-        session_end(read_payload())
+        session_end(adapter.read(), adapter)
+    from agentmonitors.transports.deliver import say_nothing
+
+    say_nothing(adapter)
     return 0
 
 
-def session_end(payload: HookPayload) -> None:
+def session_end(payload: HookPayload, adapter: HostAdapter = CLAUDE_CODE) -> None:
     if payload.session_id is None:
         return
-    _workspace, state = payload_project(payload)
+    _workspace, state = adapter.project(payload)
     if not state.enabled or state.socket is None:
         return
     from agentmonitors.daemon.client import DaemonError, call

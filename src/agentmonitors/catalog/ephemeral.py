@@ -1,0 +1,122 @@
+"""Agent-declared watches as monitors: the declaration's checks and the definition built from it.
+
+A watch has no file, but it is checked by the same validator as ``validate`` and
+runs as a normal :class:`MonitorDefinition` on the same pipeline, so it can say
+nothing a ``MONITOR.md`` could not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from agentmonitors.catalog.validation import one_per_mistake, watch_warnings
+from agentmonitors.monitor.policy import MonitorDefinition, UrgencyBand
+from agentmonitors.sources.base import SourceRegistry, validate_scope
+
+DEFAULT_WATCH_URGENCY = "normal"
+
+
+class DeclarationError(ValueError):
+    """A declaration that registers nothing; the message is for the agent."""
+
+
+class Declaration(NamedTuple):
+    """A declaration that passed: its urgency band and what ``validate`` would warn about."""
+
+    band: UrgencyBand
+    warnings: list[str]
+
+
+def _frontmatter_data(
+    source_name: str, scope: Mapping[str, Any], urgency: str, display_name: str | None
+) -> dict[str, Any]:
+    # The source name goes last: a scope key called ``type`` must never retarget the
+    # watch at another source.
+    data: dict[str, Any] = {"watch": {**scope, "type": source_name}, "urgency": urgency}
+    if display_name is not None:
+        data["name"] = display_name
+    return data
+
+
+def check_declaration(
+    registry: SourceRegistry,
+    source_name: str,
+    scope: Mapping[str, Any],
+    urgency: str | None = None,
+    display_name: str | None = None,
+) -> Declaration:
+    """Checks a declaration in order; the first failure raises ``DeclarationError``.
+
+    The source must be registered, the scope must pass the source's own validator
+    (the one ``validate`` runs), the whole must parse as frontmatter, and a display
+    name must not be blank. Unknown scope keys (a typo of an optional key) pass,
+    as in ``validate``, with a warning naming the key meant.
+    """
+    source = registry.get(source_name)
+    if source is None:
+        raise DeclarationError(
+            f'Unknown source "{source_name}". Available sources: {", ".join(registry.names())}'
+        )
+    problems = one_per_mistake([issue.render() for issue in validate_scope(source, scope)])
+    if problems:
+        raise DeclarationError(f'Invalid scope for source "{source_name}": {"; ".join(problems)}')
+    # Here, not at the top: every tick imports this module, and pydantic is only
+    # needed when a watch's definition is (re)built.
+    from pydantic import ValidationError
+
+    from agentmonitors.monitor.issues import issues_from_pydantic
+    from agentmonitors.monitor.model import Frontmatter
+
+    data = _frontmatter_data(source_name, scope, urgency or DEFAULT_WATCH_URGENCY, None)
+    try:
+        frontmatter = Frontmatter.model_validate(data)
+    except ValidationError as error:
+        messages = one_per_mistake([issue.render() for issue in issues_from_pydantic(error, data)])
+        raise DeclarationError(
+            f"Invalid ephemeral monitor declaration: {'; '.join(messages)}"
+        ) from None
+    if display_name is not None and not display_name.strip():
+        raise DeclarationError(
+            "Invalid ephemeral monitor declaration: --display-name must contain"
+            " non-whitespace characters when given"
+        )
+    advice = watch_warnings(source, dict(scope), None)
+    advice += [str(item) for item in registry.traits(source_name).config_warnings(scope)]
+    return Declaration(frontmatter.band, advice)
+
+
+def watch_definition(
+    monitor_id: str,
+    source_name: str,
+    scope: Mapping[str, Any],
+    band: str,
+    instruction: str,
+    display_name: str | None,
+) -> MonitorDefinition:
+    """The definition a tick runs for one stored watch; ``ValueError`` when it no longer parses.
+
+    The display name is the authored ``name`` (so it titles events as a monitor's
+    ``name`` does) and the instruction is the body (so it is the event body when the
+    observation brings none). A watch has no file: ``file_path`` is empty.
+    """
+    # Here, not at the top: every tick imports this module, and pydantic is only
+    # needed when a watch's definition is (re)built.
+    from pydantic import ValidationError
+
+    from agentmonitors.monitor.issues import issues_from_pydantic
+    from agentmonitors.monitor.model import Frontmatter
+
+    data = _frontmatter_data(source_name, scope, band, display_name or None)
+    try:
+        frontmatter = Frontmatter.model_validate(data)
+    except ValidationError as error:
+        messages = [issue.render() for issue in issues_from_pydantic(error, data)]
+        raise ValueError("; ".join(one_per_mistake(messages))) from None
+    return MonitorDefinition(
+        id=monitor_id,
+        file_path="",
+        frontmatter=frontmatter.to_policy(),
+        body=instruction,
+        watch_raw=dict(data["watch"]),
+    )

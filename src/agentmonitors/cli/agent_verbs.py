@@ -1,0 +1,254 @@
+"""``snapshot``, ``diff``, ``summary``, ``inspect``: what an agent asks after a change.
+
+Read-only and immediate: the daemon answers when it runs (with its clock and its
+in-flight deliveries); otherwise the workspace database is read, opened read-only.
+Neither path observes a source, claims, acknowledges or moves a cursor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from agentmonitors.cli.completion import complete_monitor_id, complete_session_id
+from agentmonitors.cli.output import (
+    echo,
+    emit,
+    format_option,
+    report_error,
+    resolve_format,
+)
+
+if TYPE_CHECKING:
+    from agentmonitors.cli.output import OutputFormat
+
+Render = Callable[[Mapping[str, Any]], str]
+
+
+def _in_process(verb: str, params: dict[str, Any], workspace: str) -> dict[str, Any]:
+    """The answer from the database, opened read-only; ``AgentViewError`` when none."""
+    import time
+
+    from agentmonitors.diagnosis.agent_verbs import AgentViewError, answer
+    from agentmonitors.diagnosis.doctor_store import open_read_only
+    from agentmonitors.paths import resolve_db_path
+
+    db_path = resolve_db_path(workspace)
+    db = open_read_only(db_path)
+    if db is None:
+        raise AgentViewError(
+            f"Nothing is stored for {workspace} yet (no database at {db_path}): no monitor"
+            " has reported a change. Start the daemon with `agentmonitors daemon run`, or"
+            " run `agentmonitors doctor`."
+        )
+    with db:
+        return answer(db, verb, params, workspace=workspace, now_ms=time.time_ns() // 1_000_000)
+
+
+def run_verb(
+    verb: str,
+    params: dict[str, Any],
+    *,
+    workspace: str | None,
+    socket: str | None,
+    output_format: str | None,
+    render: Render,
+) -> int:
+    """Ask the daemon, or read the store when none answers; print; 0 or 1."""
+    from agentmonitors.cli.daemon_calls import manual_socket
+    from agentmonitors.daemon.client import (
+        DaemonConnectionError,
+        DaemonError,
+        DaemonUnsupportedError,
+        call,
+    )
+    from agentmonitors.diagnosis.agent_verbs import METHODS, AgentViewError
+    from agentmonitors.store.database import StoreError
+    from agentmonitors.workspace import resolve_workspace
+
+    fmt: OutputFormat = resolve_format(output_format)
+    as_json = fmt == "json"
+    workspace_path = resolve_workspace(workspace)
+    socket_path = manual_socket(socket, workspace_path)
+    request = {"workspacePath": workspace_path, **params}
+    try:
+        result = call(socket_path, METHODS[verb], request)
+    except (DaemonConnectionError, DaemonUnsupportedError):
+        try:
+            result = _in_process(verb, request, workspace_path)
+        except (AgentViewError, StoreError) as error:
+            return report_error(str(error), as_json)
+    except DaemonError as error:
+        return report_error(str(error), as_json)
+    if "objectKeys" in result and "error" in result:
+        return _ambiguous(result, fmt)
+    emit(result, fmt, lambda: render(result))
+    return 0
+
+
+def _ambiguous(result: Mapping[str, Any], fmt: OutputFormat) -> int:
+    """Several objects and none named: list the keys, never guess; exit 1."""
+    if fmt == "json":
+        emit(result, fmt, str)
+        return 1
+    keys = [f"  {key}" for key in result["objectKeys"]]
+    more = result.get("moreObjectKeys") or 0
+    if more:
+        keys.append(f"  … and {more} more")
+    report_error(result["error"], False)
+    echo("\n".join(keys), err=True)
+    return 1
+
+
+_workspace = click.option("--workspace", help="Project directory (default: the current project).")
+_socket = click.option("--socket", help="Unix socket of the daemon.")
+_session = click.option(
+    "--session",
+    "session_id",
+    help="AgentMon session id: answer for this session (its baseline, its counts); required"
+    " for its ephemeral monitors.",
+    shell_complete=complete_session_id,
+)
+_monitor = click.argument("monitor_id", shell_complete=complete_monitor_id)
+_formats = format_option(("toon", "json", "text"), None)
+
+
+def _params(**values: str | None) -> dict[str, Any]:
+    return {key: value for key, value in values.items() if value is not None}
+
+
+@click.command(
+    "snapshot",
+    help="The latest stored snapshot of one watched object, as the daemon last saw it (no"
+    " refetch, nothing marked read). --object may be left out when the monitor watches one"
+    " object.",
+)
+@_monitor
+@click.option("--object", "object_key", help="Object key (e.g. the file path).")
+@_session
+@_workspace
+@_socket
+@_formats
+def snapshot(
+    monitor_id: str,
+    object_key: str | None,
+    session_id: str | None,
+    workspace: str | None,
+    socket: str | None,
+    output_format: str | None,
+) -> int:
+    from agentmonitors.diagnosis.agent_text import render_snapshot
+
+    params = _params(monitorId=monitor_id, objectKey=object_key, sessionId=session_id)
+    return run_verb(
+        "snapshot",
+        params,
+        workspace=workspace,
+        socket=socket,
+        output_format=output_format,
+        render=render_snapshot,
+    )
+
+
+@click.command(
+    "diff",
+    help="What changed in one object between two stored points, diffed as deliveries are."
+    " A point is an event id or an ISO-8601 time; --from defaults to what the session was"
+    " last shown (without --session: the snapshot before --to), --to to the latest.",
+)
+@_monitor
+@click.option("--object", "object_key", required=True, help="Object key (e.g. the file path).")
+@click.option("--from", "from_point", help="Event id or ISO-8601 time to diff from.")
+@click.option("--to", "to_point", help="Event id or ISO-8601 time to diff to.")
+@_session
+@_workspace
+@_socket
+@_formats
+def diff(
+    monitor_id: str,
+    object_key: str,
+    from_point: str | None,
+    to_point: str | None,
+    session_id: str | None,
+    workspace: str | None,
+    socket: str | None,
+    output_format: str | None,
+) -> int:
+    from agentmonitors.diagnosis.agent_text import render_diff
+
+    params = _params(
+        monitorId=monitor_id,
+        objectKey=object_key,
+        sessionId=session_id,
+        **{"from": from_point, "to": to_point},
+    )
+    return run_verb(
+        "diff",
+        params,
+        workspace=workspace,
+        socket=socket,
+        output_format=output_format,
+        render=render_diff,
+    )
+
+
+@click.command(
+    "summary",
+    help="One line per object of a monitor: urgency, kind of change, title, event counts"
+    " (unread and claimed with --session). No snapshot, no diff.",
+)
+@_monitor
+@click.option("--object", "object_key", help="Only this object.")
+@_session
+@_workspace
+@_socket
+@_formats
+def summary(
+    monitor_id: str,
+    object_key: str | None,
+    session_id: str | None,
+    workspace: str | None,
+    socket: str | None,
+    output_format: str | None,
+) -> int:
+    from agentmonitors.diagnosis.agent_text import render_summary
+
+    params = _params(monitorId=monitor_id, objectKey=object_key, sessionId=session_id)
+    return run_verb(
+        "summary",
+        params,
+        workspace=workspace,
+        socket=socket,
+        output_format=output_format,
+        render=render_summary,
+    )
+
+
+@click.command(
+    "inspect",
+    help="A session's changes in three buckets: received (shown or acknowledged), pending"
+    " (deliverable at the next delivery point) and armed (detected but held, with the hold"
+    " and the earliest time it can fire). Without --session: every active session here.",
+)
+@_session
+@_workspace
+@_socket
+@_formats
+def inspect(
+    session_id: str | None,
+    workspace: str | None,
+    socket: str | None,
+    output_format: str | None,
+) -> int:
+    from agentmonitors.diagnosis.agent_text import render_inspect
+
+    return run_verb(
+        "inspect",
+        _params(sessionId=session_id),
+        workspace=workspace,
+        socket=socket,
+        output_format=output_format,
+        render=render_inspect,
+    )

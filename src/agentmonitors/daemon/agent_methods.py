@@ -1,0 +1,60 @@
+"""``agent.snapshot|diff|summary|inspect``: the agent's read-only verbs, served by the daemon.
+
+The daemon answers with its own clock and its in-flight leases (which only it knows),
+so ``inspect`` sees a reservation surfacing rows right now. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from agentmonitors.daemon.server import Method, RequestError, params
+
+if TYPE_CHECKING:
+    from agentmonitors.clock import Clock
+    from agentmonitors.store.database import Database
+
+
+def agent_methods(
+    db: Database,
+    clock: Clock,
+    *,
+    workspace: str,
+    socket_path: str,
+    leased: Callable[[str], frozenset[str]],
+) -> dict[str, Method]:
+    from agentmonitors.diagnosis.agent_verbs import METHODS
+
+    def method(verb: str) -> Method:
+        async def handler(request: dict[str, Any]) -> Any:
+            from agentmonitors.diagnosis.agent_verbs import AgentViewError, answer
+
+            asked = request.get("workspacePath", workspace)
+            if asked != workspace:
+                raise RequestError(f"this daemon serves {workspace}, not {asked}")
+            try:
+                return answer(
+                    db,
+                    verb,
+                    request,
+                    workspace=workspace,
+                    now_ms=clock.now_ms(),
+                    leased=leased,
+                    socket_path=socket_path,
+                )
+            except AgentViewError as error:
+                raise RequestError(str(error)) from None
+
+        return Method(
+            handler,
+            params(
+                workspacePath=(str, False),
+                monitorId=(str, verb != "inspect"),
+                objectKey=(str, verb == "diff"),
+                sessionId=(str, False),
+                **({"from": (str, False), "to": (str, False)} if verb == "diff" else {}),
+            ),
+        )
+
+    return {name: method(verb) for verb, name in METHODS.items()}

@@ -1,0 +1,118 @@
+"""How values are written out: JSON, TOON and the control-character rule, shared.
+
+A leaf (standard library only, toon_format loaded when first needed): the CLI prints
+through it, and the daemon renders an agent's TOON listing with it so the command an
+agent runs after every reminder never loads the encoder (docs/architecture.md,
+"Package graph").
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from collections.abc import Callable, Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def format_timestamp(moment: _dt.datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.UTC)
+    utc = moment.astimezone(_dt.UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON values, with datetimes as ISO-8601 UTC milliseconds."""
+    if isinstance(value, _dt.datetime):
+        return format_timestamp(value)
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(item) for item in value]
+    return value
+
+
+# C0 controls except TAB and LF, DEL, and C1: what a terminal acts on (colours, cursor
+# moves, bells, CSI) and what an agent's context should never receive raw.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean_output(text: str) -> str:
+    """``text`` with every raw control character shown as its ``\\uXXXX`` escape.
+
+    Event titles, monitor names and session identities come from files and commands
+    nobody vetted. In JSON the escape is the same character (json.dumps leaves DEL
+    and C1 raw under ``ensure_ascii=False``, and they can only occur inside strings);
+    in TOON and text it is a visible stand-in.
+    """
+    return _CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def dump_json(value: Any, *, compact: bool = False) -> str:
+    """Pretty (2-space) JSON, or compact wire JSON; non-ASCII is kept as is."""
+    if compact:
+        text = json.dumps(to_jsonable(value), ensure_ascii=False, separators=(",", ":"))
+    else:
+        text = json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)
+    return clean_output(text)
+
+
+def dump_toon(value: Any) -> str:
+    data = to_jsonable(value)
+    encode_document = _bare_toon_encoder()
+    if encode_document is not None:
+        try:
+            return clean_output(str(encode_document(data)))
+        except TypeError:
+            pass  # a changed private signature; the public encoder below is the contract
+    from toon_format import encode
+
+    return clean_output(str(encode(data)))
+
+
+def _bare_toon_encoder() -> Callable[[Any], str] | None:
+    """toon_format's document encoder, loaded without the rest of the package.
+
+    The package's ``__init__`` reads its own version through ``importlib.metadata`` and
+    its API module loads the decoder too; together they cost more than the rest of
+    ``events list``, which an agent runs after every reminder. When the package is not
+    imported yet, its encoder module is loaded under a bare package object that is
+    dropped again (a later ``import toon_format`` runs the real initializer and reuses
+    the module). None when the package's layout is not the expected one; the output is
+    checked against the public ``encode`` by tests/test_imports.py.
+    """
+    import sys
+
+    if "toon_format" in sys.modules:
+        return None
+    import importlib.util
+    import types
+
+    spec = importlib.util.find_spec("toon_format")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    package = types.ModuleType("toon_format")
+    package.__path__ = list(spec.submodule_search_locations)
+    sys.modules["toon_format"] = package
+    try:
+        from toon_format import _encoder
+    except ImportError:
+        return None
+    finally:
+        if sys.modules.get("toon_format") is package:
+            del sys.modules["toon_format"]
+    document = getattr(_encoder, "encode", None)
+    if not callable(document):
+        return None
+
+    def encode_document(data: Any) -> str:
+        return str(document(data, indent_size=2, delimiter=",", default=None, sort_keys=False))
+
+    return encode_document

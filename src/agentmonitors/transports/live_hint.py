@@ -1,0 +1,120 @@
+"""The SessionStart sentence that offers live updates through Claude Code's Monitor tool.
+
+``events follow`` prints one line per delivery, and the Monitor tool turns each line
+into a turn while the session is idle; the agent can only start it if it is told the
+exact command for its session. ``session start`` adds this one sentence to its context
+when a monitor is defined (the project's own or the user's) and the enable file does
+not say ``live: off``. Standard library only and no daemon round trip: it costs
+session start a few directory reads.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+FOLLOW_TIMEOUT_MS = 1_800_000
+"""What to pass as the Monitor tool's ``timeout_ms``: its cap, above ``events follow``'s
+own 25-minute limit, so the follower ends first with its restart line."""
+FOLLOW_DESCRIPTION = "AgentMon live updates"
+
+
+def follow_command(session_id: str, socket_path: str) -> str:
+    """The exact ``events follow`` command line for this session and daemon."""
+    from agentmonitors.delivery.text import _socket_clause, sanitize_hook
+
+    return f"agentmonitors events follow --session {sanitize_hook(session_id)}" + (
+        _socket_clause(socket_path)
+    )
+
+
+def live_sentence(
+    workspace: str, live: str | None, session_id: str, socket_path: str, *, host: str
+) -> str:
+    """The sentence for this session, or ``""`` when live updates are not offered.
+
+    ``live`` is the enable file's ``live:`` value as written; an unknown one is reported
+    on stderr (naming the file and the key) and the default, on, applies. Only Claude
+    Code has the Monitor tool, so another ``host`` is offered nothing.
+    """
+    from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER
+    from agentmonitors.workspace import enable_file_path, live_setting, user_monitors_dir
+
+    if host != CLAUDE_ADAPTER:
+        return ""
+    choice = live_setting(live)
+    if choice is None:
+        sys.stderr.write(
+            f"warning: {enable_file_path(workspace)}: live: {live!r} is not on or off "
+            "(true/false and yes/no work too); live updates stay offered, the default\n"
+        )
+    if choice is False:
+        return ""
+    project = os.path.join(workspace, ".claude", "monitors")
+    user = user_monitors_dir()
+    if not _any_definition(project) and not (
+        user is not None and os.path.abspath(user) != project and _any_definition(user)
+    ):
+        return ""
+    command = follow_command(session_id, socket_path)
+    how = f'description "{FOLLOW_DESCRIPTION}", timeout_ms {FOLLOW_TIMEOUT_MS}'
+    if follower_running(session_id):
+        return (
+            f"AgentMon: live updates already run for this session in a Monitor (`{command}`); "
+            "when its last line asks you to, or it times out, start it again with the "
+            f"Monitor tool ({how} and that command)."
+        )
+    return (
+        "AgentMon: live updates are available: to hear of monitor events while the session "
+        f"is idle, start the Monitor tool with {how} and command `{command}`, and start it "
+        "again when its last line asks you to or it times out."
+    )
+
+
+def _any_definition(root: str) -> bool:
+    """Whether ``root`` holds a monitor file (``<id>.md`` or ``<id>/**/MONITOR.md``)."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return False
+    folders = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            folders.append(entry.path)
+        elif entry.name.endswith(".md") and entry.name.lower() != "readme.md":
+            return True
+    for folder in folders:
+        for _current, dirs, files in os.walk(folder):
+            if "MONITOR.md" in files:
+                return True
+            dirs[:] = [name for name in dirs if not name.startswith(".")]
+    return False
+
+
+def follower_running(session_id: str) -> bool:
+    """Whether a fresh ``follow`` heartbeat names this session (a follower that exits
+    removes its record; one that died goes stale within its 30 s lifetime)."""
+    import time
+
+    from agentmonitors.delivery.heartbeats import is_stale, read_record, transports_dir
+
+    directory = transports_dir()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    now_ms = time.time_ns() // 1_000_000
+    for name in names:
+        if not (name.startswith("follow-") and name.endswith(".json")):
+            continue
+        record = read_record(os.path.join(directory, name))
+        if (
+            record is not None
+            and record.get("transport") == "follow"
+            and record.get("sessionId") == session_id
+            and not is_stale(record, now_ms)
+        ):
+            return True
+    return False
