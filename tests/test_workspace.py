@@ -33,9 +33,14 @@ def test_root_is_nearest_ancestor_with_monitors(tmp_path: Path) -> None:
     assert find_workspace_root(str(deep)) == str(project)
 
 
+def make_repository(folder: Path) -> None:
+    """What ``git init`` leaves that the walk looks at: a ``.git`` folder with ``HEAD``."""
+    write(folder / ".git" / "HEAD", "ref: refs/heads/main\n")
+
+
 def test_enable_file_marks_root_and_beats_git(tmp_path: Path) -> None:
     outer = tmp_path / "outer"
-    (outer / ".git").mkdir(parents=True)
+    make_repository(outer)
     inner = outer / "inner"
     write(inner / ".claude" / "agentmonitors.local.md", "---\nenabled: true\n---\n")
     assert find_workspace_root(str(inner / "a")) == str(inner)
@@ -43,12 +48,25 @@ def test_enable_file_marks_root_and_beats_git(tmp_path: Path) -> None:
 
 def test_git_root_is_fallback_and_start_is_last_resort(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    (repo / ".git").mkdir(parents=True)
+    make_repository(repo)
     (repo / "sub").mkdir()
     assert find_workspace_root(str(repo / "sub")) == str(repo)
     lonely = tmp_path / "lonely"
     lonely.mkdir()
     assert find_workspace_root(str(lonely)) == str(lonely)
+
+
+def test_a_worktree_counts_and_an_empty_git_folder_does_not(tmp_path: Path) -> None:
+    """A linked worktree's ``.git`` is a file; an empty ``.git`` folder (a sandbox puts
+    one in each writable root while a command runs) is no repository."""
+    worktree = tmp_path / "worktree"
+    write(worktree / ".git", "gitdir: /elsewhere/.git/worktrees/w\n")
+    (worktree / "sub").mkdir()
+    assert find_workspace_root(str(worktree / "sub")) == str(worktree)
+    placeholder = tmp_path / "sandboxed"
+    (placeholder / ".git").mkdir(parents=True)
+    (placeholder / "project").mkdir()
+    assert find_workspace_root(str(placeholder / "project")) == str(placeholder / "project")
 
 
 def test_home_user_scope_is_not_a_project(tmp_path: Path) -> None:

@@ -78,11 +78,18 @@ def _home() -> str | None:
         return None
 
 
+def _is_repository(folder: str) -> bool:
+    dot_git = os.path.join(folder, ".git")
+    return _is_file(dot_git) or _is_file(os.path.join(dot_git, "HEAD"))
+
+
 def find_workspace_root(start: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """Walk up from ``start`` (default: the current directory) to the project root.
 
     The nearest ancestor holding the enable file or a ``.claude/monitors`` folder wins;
-    failing that, the nearest holding ``.git``; failing that, ``start`` itself. The home
+    failing that, the nearest git repository (a ``.git`` file, as worktrees and
+    submodules have, or a ``.git`` folder holding ``HEAD``: an empty one, such as a
+    sandbox's placeholder, is no repository); failing that, ``start`` itself. The home
     directory never counts as a project through ``.claude/monitors``, because there that
     folder is the user scope, not a project.
     """
@@ -95,7 +102,7 @@ def find_workspace_root(start: str | None = None, env: Mapping[str, str] | None 
             return current
         if current != home and _is_dir(os.path.join(current, PROJECT_MONITORS_RELPATH)):
             return current
-        if git_root is None and os.path.exists(os.path.join(current, ".git")):
+        if git_root is None and _is_repository(current):
             git_root = current
         parent = os.path.dirname(current)
         if parent == current:

@@ -116,6 +116,7 @@ def test_init_from_a_subfolder_uses_the_project_root(
     run_cli: Run, monkeypatch: pytest.MonkeyPatch, isolated_environment: Path
 ) -> None:
     (isolated_environment / ".git").mkdir()
+    (isolated_environment / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     sub = isolated_environment / "src" / "deep"
     sub.mkdir(parents=True)
     monkeypatch.chdir(sub)

@@ -20,7 +20,6 @@ and that group is killed when the run ends, whatever happened.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import queue
@@ -29,16 +28,17 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn, TextIO
 
 import pytest
+
+from tests.e2e import npm_client
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_DIR = REPO_ROOT  # .claude-plugin/plugin.json, hooks/, skills/ and .mcp.json live here
@@ -54,8 +54,6 @@ SUPPORTED_LINE = re.compile(r"^2\.1\.\d+$")
 VERSION_RE = re.compile(r"(\d+\.\d+\.\d+)")
 
 TURN_TIMEOUT_S = 120.0
-VERSION_TIMEOUT_S = 60.0
-INSTALL_TIMEOUT_S = 600.0
 EXIT_GRACE_S = 30.0  # closing stdin lets Claude Code run SessionEnd before it exits
 
 # Spec 08 §1: with all five, `claude -p` opens exactly one connection, to the fake API.
@@ -105,106 +103,27 @@ def _bare_env(home: str) -> dict[str, str]:
 
 def binary_version(path: str) -> str | None:
     """``<path> --version``'s x.y.z, run with a throw-away HOME; None if it does not run."""
-    with tempfile.TemporaryDirectory(prefix="claude-version-") as home:
-        try:
-            done = subprocess.run(
-                [path, "--version"],
-                capture_output=True,
-                text=True,
-                env=_bare_env(home),
-                cwd=home,
-                timeout=VERSION_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-    match = VERSION_RE.search(done.stdout)
-    return match.group(1) if done.returncode == 0 and match else None
-
-
-def _tree_bytes(folder: Path) -> int:
-    total = 0
-    seen: set[tuple[int, int]] = set()
-    for root, _dirs, files in os.walk(folder):
-        for name in files:
-            try:
-                info = os.lstat(os.path.join(root, name))
-            except OSError:
-                continue
-            if (info.st_dev, info.st_ino) not in seen:  # install.cjs hard-links the binary
-                seen.add((info.st_dev, info.st_ino))
-                total += info.st_blocks * 512
-    return total
-
-
-def _cached_version(cache: Path) -> str | None:
-    manifest = cache / "node_modules" / "@anthropic-ai" / "claude-code" / "package.json"
-    try:
-        version = json.loads(manifest.read_text(encoding="utf-8")).get("version")
-    except (OSError, ValueError):
-        return None
-    return version if isinstance(version, str) else None
-
-
-@contextlib.contextmanager
-def _install_lock(cache: Path) -> Iterator[None]:
-    """One installer at a time (pytest-xdist workers share the cache)."""
-    cache.mkdir(parents=True, exist_ok=True)
-    with (cache / ".install.lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return npm_client.binary_version(path, VERSION_RE, _bare_env)
 
 
 def install_with_npm(cache: Path = CACHE_DIR, version: str = PINNED_VERSION) -> ClaudeCode:
     """The cached install if it has ``version``, else a fresh ``npm install`` into ``cache``."""
     binary = cache / "node_modules" / ".bin" / "claude"
-    with _install_lock(cache):
-        if _cached_version(cache) == version and (found := binary_version(str(binary))):
+    with npm_client.install_lock(cache):
+        if npm_client.cached_version(cache, PACKAGE) == version and (
+            found := binary_version(str(binary))
+        ):
             return ClaudeCode(str(binary), found, "cache")
-        npm = shutil.which("npm")
-        if npm is None:
-            raise ClaudeCodeUnavailable(
-                f"Claude Code CLI not found: set {BIN_ENV}, put a 2.1.x `claude` on PATH, "
-                f"or install npm so the tests can install {PACKAGE}@{version}"
-            )
-        started = time.monotonic()
         try:
-            done = subprocess.run(
-                [
-                    npm,
-                    "install",
-                    "--prefix",
-                    str(cache),
-                    "--no-audit",
-                    "--no-fund",
-                    "--no-update-notifier",
-                    "--fetch-retries=1",
-                    "--fetch-timeout=120000",  # ms: fail (and skip) soon when offline
-                    f"{PACKAGE}@{version}",
-                ],
-                capture_output=True,
-                text=True,
-                cwd=cache,
-                timeout=INSTALL_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
+            seconds = npm_client.npm_install(cache, PACKAGE, version)
+        except npm_client.NpmInstallFailed as error:
             raise ClaudeCodeUnavailable(
-                f"npm install {PACKAGE}@{version} failed: {error}"
+                f"Claude Code CLI not found: set {BIN_ENV} or put a 2.1.x `claude` on PATH; {error}"
             ) from None
-        seconds = time.monotonic() - started
-        if done.returncode != 0:
-            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
-            raise ClaudeCodeUnavailable(
-                f"npm install {PACKAGE}@{version} failed (exit {done.returncode}): {tail}"
-            )
         found = binary_version(str(binary))
         if found is None:
             raise ClaudeCodeUnavailable(f"{binary} was installed by npm but does not run")
-        return ClaudeCode(str(binary), found, "npm install", seconds, _tree_bytes(cache))
+        return ClaudeCode(str(binary), found, "npm install", seconds, npm_client.tree_bytes(cache))
 
 
 def locate_claude_code() -> ClaudeCode:
@@ -268,18 +187,6 @@ def claude_argv(
 # ------------------------------------------------------------------------ processes
 
 
-def _kill_group(process: subprocess.Popen[Any]) -> None:
-    """End the process group we created for ``process`` (its hooks, MCP servers, ...)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-        if sig == signal.SIGTERM:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=5)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=5)
-
-
 def parse_events(text: str) -> list[dict[str, Any]]:
     """The JSON objects of a stream-json output, one a line (other lines are skipped)."""
     events: list[dict[str, Any]] = []
@@ -331,27 +238,14 @@ def run_print(
 ) -> PrintRun:
     """``claude -p <prompt> <args> --plugin-dir <repo>`` once, with a timeout."""
     argv = claude_argv(claude, ["-p", prompt, *args])
-    started = time.monotonic()
-    process = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
     try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        stdout, stderr = process.communicate()
-        run = PrintRun(argv, -1, stdout, stderr, time.monotonic() - started)
+        returncode, stdout, stderr, seconds = npm_client.run_to_end(
+            argv, cwd=cwd, env=env, timeout=timeout
+        )
+    except npm_client.TimedOut as late:
+        run = PrintRun(argv, -1, late.stdout, late.stderr, late.seconds)
         raise ClaudeCodeError(f"claude -p timed out after {timeout}s\n{run.describe()}") from None
-    finally:
-        _kill_group(process)
-    return PrintRun(argv, process.returncode, stdout, stderr, time.monotonic() - started)
+    return PrintRun(argv, returncode, stdout, stderr, seconds)
 
 
 _EOF = object()
@@ -515,7 +409,7 @@ class StreamSession:
                 process.stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=EXIT_GRACE_S)
-        _kill_group(process)
+        npm_client.kill_group(process)
         self.returncode = process.returncode
         # Whatever it printed while exiting (SessionEnd's hook events).
         deadline = time.monotonic() + 5

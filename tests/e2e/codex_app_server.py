@@ -19,8 +19,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tests.e2e.claude_code import _kill_group, parse_events
+from tests.e2e.claude_code import parse_events
 from tests.e2e.codex_cli import TURN_TIMEOUT_S, Codex, CodexError, toml_string
+from tests.e2e.npm_client import kill_group
 
 
 @dataclass
@@ -192,7 +193,7 @@ class AppServer:
                 process.stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=10)
-        _kill_group(process)
+        kill_group(process)
         if self._pump_thread is not None:
             self._pump_thread.join(timeout=5)
         if process.stdout is not None and not (self._pump_thread and self._pump_thread.is_alive()):

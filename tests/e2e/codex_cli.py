@@ -26,10 +26,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
-import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,12 +33,10 @@ from typing import Any, NoReturn
 
 import pytest
 
+from tests.e2e import npm_client
 from tests.e2e.claude_code import (
     PASSED_THROUGH,
     REPO_ROOT,
-    _install_lock,
-    _kill_group,
-    _tree_bytes,
     parse_events,
     venv_bin,
 )
@@ -56,8 +50,6 @@ PINNED_VERSION = "0.169.0"
 VERSION_RE = re.compile(r"codex-cli (\d+\.\d+\.\d+)")
 
 TURN_TIMEOUT_S = 120.0
-VERSION_TIMEOUT_S = 60.0
-INSTALL_TIMEOUT_S = 600.0
 
 PROVIDER = "agentmonitors-fake"
 API_KEY_ENV = "AGENTMONITORS_FAKE_OPENAI_KEY"
@@ -94,85 +86,36 @@ class Codex:
 # ------------------------------------------------------------------------ locating
 
 
+def _version_env(home: str) -> dict[str, str]:
+    env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
+    env.update({"HOME": home, "CODEX_HOME": home, "PATH": os.environ.get("PATH", "")})
+    return env
+
+
 def binary_version(path: str) -> str | None:
     """``<path> --version``'s x.y.z, run with a throw-away HOME; None if it does not run."""
-    with tempfile.TemporaryDirectory(prefix="codex-version-") as home:
-        env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
-        env.update({"HOME": home, "CODEX_HOME": home, "PATH": os.environ.get("PATH", "")})
-        try:
-            done = subprocess.run(
-                [path, "--version"],
-                capture_output=True,
-                text=True,
-                env=env,
-                cwd=home,
-                timeout=VERSION_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-    match = VERSION_RE.search(done.stdout)
-    return match.group(1) if done.returncode == 0 and match else None
-
-
-def _cached_version(cache: Path) -> str | None:
-    manifest = cache / "node_modules" / "@openai" / "codex" / "package.json"
-    try:
-        version = json.loads(manifest.read_text(encoding="utf-8")).get("version")
-    except (OSError, ValueError):
-        return None
-    return version if isinstance(version, str) else None
+    return npm_client.binary_version(path, VERSION_RE, _version_env)
 
 
 def install_with_npm(cache: Path = CACHE_DIR, version: str = PINNED_VERSION) -> Codex:
     """The cached install if it has ``version``, else a fresh ``npm install`` into ``cache``."""
     binary = cache / "node_modules" / ".bin" / "codex"
-    with _install_lock(cache):
-        if _cached_version(cache) == version and (found := binary_version(str(binary))):
+    with npm_client.install_lock(cache):
+        if npm_client.cached_version(cache, PACKAGE) == version and (
+            found := binary_version(str(binary))
+        ):
             return Codex(str(binary), found, "cache")
-        npm = shutil.which("npm")
-        if npm is None:
-            raise CodexUnavailable(
-                f"Codex CLI not found: set {BIN_ENV}, or install npm so the tests can "
-                f"install {PACKAGE}@{version}"
-            )
-        started = time.monotonic()
-        argv = [
-            npm,
-            "install",
-            "--prefix",
-            str(cache),
-            "--no-audit",
-            "--no-fund",
-            "--no-update-notifier",
-            "--fetch-retries=1",
-            "--fetch-timeout=120000",  # ms: fail (and skip) soon when offline
-            f"{PACKAGE}@{version}",
-        ]
         try:
-            done = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                cwd=cache,
-                timeout=INSTALL_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise CodexUnavailable(f"npm install {PACKAGE}@{version} failed: {error}") from None
-        seconds = time.monotonic() - started
-        if done.returncode != 0:
-            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
-            raise CodexUnavailable(
-                f"npm install {PACKAGE}@{version} failed (exit {done.returncode}): {tail}"
-            )
+            seconds = npm_client.npm_install(cache, PACKAGE, version)
+        except npm_client.NpmInstallFailed as error:
+            raise CodexUnavailable(f"Codex CLI not found: set {BIN_ENV}; {error}") from None
         found = binary_version(str(binary))
         if found is None:
             raise CodexUnavailable(
                 f"{binary} was installed by npm but does not run (no native binary for "
                 "this platform?)"
             )
-        return Codex(str(binary), found, "npm install", seconds, _tree_bytes(cache))
+        return Codex(str(binary), found, "npm install", seconds, npm_client.tree_bytes(cache))
 
 
 def locate_codex() -> Codex:
@@ -221,6 +164,12 @@ def write_config(codex_home: Path, base_url: str, trusted_projects: Sequence[Pat
         f"model = {toml_string(MODEL)}",
         f"model_provider = {toml_string(PROVIDER)}",
         "check_for_update_on_startup = false",
+        # No sandbox around the model's commands: Codex's Linux sandbox puts an empty
+        # `.git` folder in each writable root while a command runs (`/tmp` among them),
+        # and for that moment every test folder under `/tmp` without a project marker of
+        # its own would look like part of a repository rooted at `/tmp`. The tests check
+        # hooks, which run outside the sandbox either way.
+        'sandbox_mode = "danger-full-access"',
         "",
         "[analytics]",
         "enabled = false",
@@ -316,24 +265,11 @@ def run_exec(
 ) -> ExecRun:
     """``codex exec --json <args> <prompt>`` once, stdin closed, with a timeout."""
     argv = [codex.path, "exec", "--json", *args, prompt]
-    started = time.monotonic()
-    process = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,  # else exec waits for more prompt on stdin
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
     try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        stdout, stderr = process.communicate()
-        run = ExecRun(argv, -1, stdout, stderr, time.monotonic() - started)
+        returncode, stdout, stderr, seconds = npm_client.run_to_end(
+            argv, cwd=cwd, env=env, timeout=timeout
+        )
+    except npm_client.TimedOut as late:
+        run = ExecRun(argv, -1, late.stdout, late.stderr, late.seconds)
         raise CodexError(f"codex exec timed out after {timeout}s\n{run.describe()}") from None
-    finally:
-        _kill_group(process)
-    return ExecRun(argv, process.returncode, stdout, stderr, time.monotonic() - started)
+    return ExecRun(argv, returncode, stdout, stderr, seconds)

@@ -12,45 +12,15 @@ a test can search what Claude Code sent.
 
 from __future__ import annotations
 
-import gzip
 import json
-import threading
-import time
-import zlib
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from types import TracebackType
-from typing import Any
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from tests.e2e.fake_api import LoggedRequest, RecordingApi, RecordingHandler
+
+__all__ = ["FakeMessagesApi", "LoggedRequest", "ToolCall"]
 
 MODEL = "claude-fake-model"
-
-
-@dataclass(frozen=True)
-class LoggedRequest:
-    """One request as the fake API received it."""
-
-    index: int
-    time: float
-    method: str
-    path: str
-    raw: str
-    body: Any = field(default=None)
-
-    @property
-    def is_message(self) -> bool:
-        route = urlsplit(self.path).path
-        return self.method == "POST" and route == "/v1/messages"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "time": self.time,
-            "method": self.method,
-            "path": self.path,
-            "body": self.body if self.body is not None else self.raw,
-        }
 
 
 def sse_event(name: str, data: dict[str, Any]) -> bytes:
@@ -183,47 +153,17 @@ def message_json(message_id: str, text: str) -> bytes:
     return _one_block_json(message_id, {"type": "text", "text": text}, "end_turn")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
+class _Handler(RecordingHandler):
+    extra_headers: ClassVar[dict[str, str]] = {"request-id": "req_fake"}
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the JSON-lines log is the record; keep pytest's output clean
-
-    def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        data = self.rfile.read(length) if length > 0 else b""
-        encoding = (self.headers.get("Content-Encoding") or "").lower()
-        if encoding == "gzip":
-            data = gzip.decompress(data)
-        elif encoding == "deflate":
-            data = zlib.decompress(data)
-        return data
-
-    def _send(self, status: int, content_type: str, payload: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        self.send_header("request-id", "req_fake")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(payload)
-            self.wfile.flush()
-
-    def _handle(self) -> None:
-        raw = self._read_body().decode("utf-8", errors="replace")
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except json.JSONDecodeError:
-            body = None
-        request = self.server.api.record(self.command, self.path, raw, body)
-        route = urlsplit(self.path).path
-        if self.command == "POST" and route == "/v1/messages/count_tokens":
-            self._send(200, "application/json", b'{"input_tokens": 1}')
+    def answer(self, request: LoggedRequest, body: Any) -> None:
+        api = self.server.api
+        if self.command == "POST" and request.route == "/v1/messages/count_tokens":
+            self.send(200, "application/json", b'{"input_tokens": 1}')
         elif request.is_message:
             message_id = f"msg_fake_{request.index:04d}"
-            text = self.server.api.reply_text
-            call = self.server.api.take_tool_call(body)
+            text = api.reply_text
+            call = api.take_tool_call(body)
             streaming = isinstance(body, dict) and bool(body.get("stream"))
             if call is not None:
                 payload = (
@@ -231,113 +171,24 @@ class _Handler(BaseHTTPRequestHandler):
                     if streaming
                     else tool_use_json(message_id, call)
                 )
-                self._send(200, "text/event-stream" if streaming else "application/json", payload)
+                self.send(200, "text/event-stream" if streaming else "application/json", payload)
             elif streaming:
-                self._send(200, "text/event-stream", message_stream(message_id, text))
+                self.send(200, "text/event-stream", message_stream(message_id, text))
             else:
-                self._send(200, "application/json", message_json(message_id, text))
+                self.send(200, "application/json", message_json(message_id, text))
         else:
-            self._send(200, "application/json", b"{}")
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
+            self.send(200, "application/json", b"{}")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, api: FakeMessagesApi) -> None:
-        self.api = api
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-
-class FakeMessagesApi:
+class FakeMessagesApi(RecordingApi[ToolCall]):
     """Start with ``with FakeMessagesApi(log_path) as api:``; ``api.base_url`` is the URL."""
 
-    def __init__(self, log_path: Path, reply_text: str = "ok") -> None:
-        self.log_path = log_path
-        self.reply_text = reply_text
-        self._lock = threading.Lock()
-        self._requests: list[LoggedRequest] = []
-        self._tool_calls: list[ToolCall] = []
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+    handler = _Handler
+    thread_name = "fake-messages-api"
 
-    # ------------------------------------------------------------------ lifecycle
-
-    def start(self) -> FakeMessagesApi:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.log_path.touch()
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="fake-messages-api", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> FakeMessagesApi:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "the fake API is not running"
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    # ------------------------------------------------------------------ scripted tool calls
-
-    def script_tool_call(self, call: ToolCall) -> None:
-        """Answer the next request whose newest prompt holds ``call.trigger`` with ``call``."""
-        with self._lock:
-            self._tool_calls.append(call)
-
-    def take_tool_call(self, body: Any) -> ToolCall | None:
-        prompt = latest_prompt_text(body)
-        if prompt is None:
-            return None
-        with self._lock:
-            for index, call in enumerate(self._tool_calls):
-                if call.trigger in prompt:
-                    return self._tool_calls.pop(index)
-        return None
-
-    # ------------------------------------------------------------------ the record
-
-    def record(self, method: str, path: str, raw: str, body: Any) -> LoggedRequest:
-        with self._lock:
-            request = LoggedRequest(len(self._requests), time.time(), method, path, raw, body)
-            self._requests.append(request)
-            with self.log_path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(request.to_json(), ensure_ascii=False) + "\n")
-        return request
-
-    @property
-    def requests(self) -> list[LoggedRequest]:
-        with self._lock:
-            return list(self._requests)
+    def prompt_of(self, body: Any) -> str | None:
+        return latest_prompt_text(body)
 
     def messages_requests(self, since: int = 0) -> list[LoggedRequest]:
         """``POST /v1/messages`` requests whose index is ``since`` or later."""
         return [r for r in self.requests if r.is_message and r.index >= since]
-
-    def mark(self) -> int:
-        """The index the next request will get: pass it to ``messages_requests``."""
-        with self._lock:
-            return len(self._requests)

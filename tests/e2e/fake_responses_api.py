@@ -13,44 +13,15 @@ and appended to a JSON-lines log so a test can search what Codex sent.
 
 from __future__ import annotations
 
-import gzip
 import json
-import threading
-import time
-import zlib
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from types import TracebackType
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+
+from tests.e2e.fake_api import LoggedRequest, RecordingApi, RecordingHandler
+
+__all__ = ["FakeResponsesApi", "LoggedRequest", "ToolCall"]
 
 MODEL = "gpt-fake-model"
-
-
-@dataclass(frozen=True)
-class LoggedRequest:
-    """One request as the fake API received it."""
-
-    index: int
-    time: float
-    method: str
-    path: str
-    raw: str
-    body: Any = field(default=None)
-
-    @property
-    def is_response(self) -> bool:
-        return self.method == "POST" and urlsplit(self.path).path.endswith("/responses")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "time": self.time,
-            "method": self.method,
-            "path": self.path,
-            "body": self.body if self.body is not None else self.raw,
-        }
 
 
 @dataclass(frozen=True)
@@ -143,43 +114,9 @@ def function_call_item(call: ToolCall, index: int) -> dict[str, Any]:
     }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the JSON-lines log is the record; keep pytest's output clean
-
-    def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        data = self.rfile.read(length) if length > 0 else b""
-        encoding = (self.headers.get("Content-Encoding") or "").lower()
-        if encoding == "gzip":
-            data = gzip.decompress(data)
-        elif encoding == "deflate":
-            data = zlib.decompress(data)
-        elif encoding == "zstd":
-            data = _zstd_decompress(data)
-        return data
-
-    def _send(self, status: int, content_type: str, payload: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(payload)
-            self.wfile.flush()
-
-    def _handle(self) -> None:
-        raw = self._read_body().decode("utf-8", errors="replace")
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except json.JSONDecodeError:
-            body = None
+class _Handler(RecordingHandler):
+    def answer(self, request: LoggedRequest, body: Any) -> None:
         api = self.server.api
-        request = api.record(self.command, self.path, raw, body)
-        route = urlsplit(self.path).path
         if request.is_response:
             response_id = f"resp_fake_{request.index:04d}"
             call = api.take_tool_call(body)
@@ -188,115 +125,24 @@ class _Handler(BaseHTTPRequestHandler):
                 if call is not None
                 else message_item(f"msg_fake_{request.index:04d}", api.reply_text)
             )
-            self._send(200, "text/event-stream", response_stream(response_id, item))
-        elif self.command == "GET" and route.endswith("/models"):
-            self._send(200, "application/json", b'{"models": []}')
+            self.send(200, "text/event-stream", response_stream(response_id, item))
+        elif self.command == "GET" and request.route.endswith("/models"):
+            self.send(200, "application/json", b'{"models": []}')
         else:
-            self._send(200, "application/json", b"{}")
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
+            self.send(200, "application/json", b"{}")
 
 
-def _zstd_decompress(data: bytes) -> bytes:
-    try:
-        from compression import zstd  # type: ignore[import-not-found]  # Python 3.14+
-    except ImportError:
-        return data  # logged as received; a test that needs the body will say so
-    result: bytes = zstd.decompress(data)
-    return result
+class FakeResponsesApi(RecordingApi[ToolCall]):
+    """Start with ``with FakeResponsesApi(log_path) as api:``; ``api.base_url`` is what a
+    Codex model provider's ``base_url`` is set to (with the ``/v1``)."""
 
+    handler = _Handler
+    thread_name = "fake-responses-api"
+    url_suffix = "/v1"
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, api: FakeResponsesApi) -> None:
-        self.api = api
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-
-class FakeResponsesApi:
-    """Start with ``with FakeResponsesApi(log_path) as api:``; ``api.base_url`` is the URL."""
-
-    def __init__(self, log_path: Path, reply_text: str = "ok") -> None:
-        self.log_path = log_path
-        self.reply_text = reply_text
-        self._lock = threading.Lock()
-        self._requests: list[LoggedRequest] = []
-        self._tool_calls: list[ToolCall] = []
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> FakeResponsesApi:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.log_path.touch()
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="fake-responses-api", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> FakeResponsesApi:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        """What a Codex model provider's ``base_url`` is set to (with the ``/v1``)."""
-        assert self._server is not None, "the fake API is not running"
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def script_tool_call(self, call: ToolCall) -> None:
-        """Answer the next request whose newest user text holds ``call.trigger`` with it."""
-        with self._lock:
-            self._tool_calls.append(call)
-
-    def take_tool_call(self, body: Any) -> ToolCall | None:
-        text = latest_user_text(body)
-        if text is None:
-            return None
-        with self._lock:
-            for index, call in enumerate(self._tool_calls):
-                if call.trigger in text:
-                    return self._tool_calls.pop(index)
-        return None
-
-    def record(self, method: str, path: str, raw: str, body: Any) -> LoggedRequest:
-        with self._lock:
-            request = LoggedRequest(len(self._requests), time.time(), method, path, raw, body)
-            self._requests.append(request)
-            with self.log_path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(request.to_json(), ensure_ascii=False) + "\n")
-        return request
-
-    @property
-    def requests(self) -> list[LoggedRequest]:
-        with self._lock:
-            return list(self._requests)
+    def prompt_of(self, body: Any) -> str | None:
+        return latest_user_text(body)
 
     def response_requests(self, since: int = 0) -> list[LoggedRequest]:
         """``POST .../responses`` requests whose index is ``since`` or later."""
         return [r for r in self.requests if r.is_response and r.index >= since]
-
-    def mark(self) -> int:
-        """The index the next request will get: pass it to ``response_requests``."""
-        with self._lock:
-            return len(self._requests)

@@ -25,6 +25,7 @@ from agentmonitors.transports.hosts.install import (
     UPDATED,
     HookInstallError,
     Installed,
+    read_json_object,
     write_json,
 )
 
@@ -104,21 +105,13 @@ def _is_ours(handler: object) -> bool:
 
 
 def _load(path: str) -> dict[str, object] | None:
+    """The hooks file as an object we can merge into; None when there is none yet."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
+        data = read_json_object(path)
+    except HookInstallError as error:
+        raise CodexHooksError(f"{error}; left unchanged") from None
+    if data is None:
         return None
-    except OSError as error:
-        raise CodexHooksError(f"{path}: cannot read: {error.strerror or error}") from None
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise CodexHooksError(f"{path}: not valid JSON ({error}); left unchanged") from None
-    if not isinstance(data, dict):
-        raise CodexHooksError(f"{path}: expected a JSON object; left unchanged")
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise CodexHooksError(f"{path}: field 'hooks' must be an object; left unchanged")
