@@ -25,7 +25,6 @@ import os
 from typing import Any
 
 from agentmonitors import __version__
-from agentmonitors.catalog.validation import outcome_checks
 from agentmonitors.monitor import parse as monitor_parse
 from agentmonitors.monitor.discovery import Scope
 from agentmonitors.monitor.parse import (
@@ -301,6 +300,10 @@ class CompiledDefinitions:
         cached = self._checks.get(outcome.file_path)
         if cached is not None and cached[0] is outcome:
             return list(cached[1][0]), list(cached[1][1])
+        # Here, not at the top: a hit never checks, and the checks import the sources'
+        # validation models.
+        from agentmonitors.catalog.validation import outcome_checks
+
         errors, warnings = outcome_checks(outcome, self.registry)
         if outcome.file_path:
             self._checks[outcome.file_path] = (outcome, (errors, warnings))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 
 from agentmonitors.clock import Clock
-from agentmonitors.delivery.sessions import mark_idle_sessions_dormant
+from agentmonitors.delivery.dormancy import mark_idle_sessions_dormant
 from agentmonitors.runtime.tick import Runtime
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.store.database import Database
