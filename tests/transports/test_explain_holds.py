@@ -19,6 +19,7 @@ import pytest
 
 from agentmonitors.delivery.heartbeats import (
     CHANNEL_TTL_MS,
+    FOLLOW_TTL_MS,
     record_file_name,
     transports_dir,
     write_heartbeat,
@@ -219,7 +220,8 @@ def test_listeners_come_from_the_session_heartbeats(
     assert entry["listeners"]["hook"]["listening"] is True
     assert "lastDeliveryAt" not in entry["listeners"]["hook"]
     assert entry["listeners"]["channel"] is None
-    assert entry["line"].endswith(", no channel")
+    assert entry["listeners"]["follow"] is None
+    assert entry["line"].endswith(", no channel, no follow")
 
     # A channel server of this session heartbeats (the real writer), and a hook delivers.
     write_heartbeat(
@@ -250,3 +252,17 @@ def test_listeners_come_from_the_session_heartbeats(
     entry = session_entry(explain(project, "notes"), session)
     assert entry["listeners"]["channel"]["listening"] is False
     assert f"channel silent since {record['updatedAt']}" in entry["line"]
+
+    # The agent started `events follow` for this session (the real writer's record).
+    write_heartbeat(
+        "follow",
+        "follow-key",
+        workspace=project.ws,
+        socket_path=project.daemon.socket,
+        host_session_id="host-listen",
+        session_id=session,
+        ttl_ms=FOLLOW_TTL_MS,
+    )
+    entry = session_entry(explain(project, "notes"), session)
+    assert entry["listeners"]["follow"]["listening"] is True
+    assert "follow listening (seen " in entry["line"]
