@@ -9,11 +9,6 @@ the command then encodes itself, with the same bound and closing line.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import tempfile
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +16,7 @@ import pytest
 from toon_format import encode
 
 from agentmonitors.cli.main import main
+from tests.daemon.fake_daemon import FakeDaemon, reply_with, short_socket_path
 
 RECORDS = [
     {"id": f"E{number}", "monitorId": "notes", "title": f"File changed: n{number}.md"}
@@ -32,40 +28,18 @@ RECORDS = [
 def old_daemon() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A socket answering ``events.list`` with the whole record array, as daemons did
     before ``limit`` and ``render`` (it ignores both)."""
-    directory = tempfile.mkdtemp(dir="/tmp", prefix="amtoon-")
-    path = os.path.join(directory, "d.sock")
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(4)
-    listener.settimeout(0.05)
     requests: list[dict[str, Any]] = []
-    stop = threading.Event()
 
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                conn.settimeout(5)
-                data = b""
-                while b"\n" not in data:
-                    data += conn.recv(65536)
-                request = json.loads(data)
-                requests.append(request)
-                reply = {"id": request["id"], "result": RECORDS}
-                conn.sendall(json.dumps(reply).encode() + b"\n")
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        requests.append(request)
+        return {"id": request["id"], "result": RECORDS}
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield path, requests
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
-        shutil.rmtree(directory, ignore_errors=True)
+    with short_socket_path("amtoon-") as path:
+        daemon = FakeDaemon(path, reply_with(answer))
+        try:
+            yield path, requests
+        finally:
+            daemon.close()
 
 
 def test_an_old_daemons_records_are_encoded_here_with_the_same_bound(

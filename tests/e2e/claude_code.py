@@ -108,22 +108,13 @@ def binary_version(path: str) -> str | None:
 
 def install_with_npm(cache: Path = CACHE_DIR, version: str = PINNED_VERSION) -> ClaudeCode:
     """The cached install if it has ``version``, else a fresh ``npm install`` into ``cache``."""
-    binary = cache / "node_modules" / ".bin" / "claude"
-    with npm_client.install_lock(cache):
-        if npm_client.cached_version(cache, PACKAGE) == version and (
-            found := binary_version(str(binary))
-        ):
-            return ClaudeCode(str(binary), found, "cache")
-        try:
-            seconds = npm_client.npm_install(cache, PACKAGE, version)
-        except npm_client.NpmInstallFailed as error:
-            raise ClaudeCodeUnavailable(
-                f"Claude Code CLI not found: set {BIN_ENV} or put a 2.1.x `claude` on PATH; {error}"
-            ) from None
-        found = binary_version(str(binary))
-        if found is None:
-            raise ClaudeCodeUnavailable(f"{binary} was installed by npm but does not run")
-        return ClaudeCode(str(binary), found, "npm install", seconds, npm_client.tree_bytes(cache))
+    try:
+        found = npm_client.cached_or_installed(cache, PACKAGE, version, "claude", binary_version)
+    except npm_client.NpmInstallFailed as error:
+        raise ClaudeCodeUnavailable(
+            f"Claude Code CLI not found: set {BIN_ENV} or put a 2.1.x `claude` on PATH; {error}"
+        ) from None
+    return ClaudeCode(*found)
 
 
 def locate_claude_code() -> ClaudeCode:

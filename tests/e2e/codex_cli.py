@@ -98,24 +98,13 @@ def binary_version(path: str) -> str | None:
 
 
 def install_with_npm(cache: Path = CACHE_DIR, version: str = PINNED_VERSION) -> Codex:
-    """The cached install if it has ``version``, else a fresh ``npm install`` into ``cache``."""
-    binary = cache / "node_modules" / ".bin" / "codex"
-    with npm_client.install_lock(cache):
-        if npm_client.cached_version(cache, PACKAGE) == version and (
-            found := binary_version(str(binary))
-        ):
-            return Codex(str(binary), found, "cache")
-        try:
-            seconds = npm_client.npm_install(cache, PACKAGE, version)
-        except npm_client.NpmInstallFailed as error:
-            raise CodexUnavailable(f"Codex CLI not found: set {BIN_ENV}; {error}") from None
-        found = binary_version(str(binary))
-        if found is None:
-            raise CodexUnavailable(
-                f"{binary} was installed by npm but does not run (no native binary for "
-                "this platform?)"
-            )
-        return Codex(str(binary), found, "npm install", seconds, npm_client.tree_bytes(cache))
+    """The cached install if it has ``version``, else a fresh ``npm install`` into ``cache``
+    (a binary that does not run usually means no native build for this platform)."""
+    try:
+        found = npm_client.cached_or_installed(cache, PACKAGE, version, "codex", binary_version)
+    except npm_client.NpmInstallFailed as error:
+        raise CodexUnavailable(f"Codex CLI not found: set {BIN_ENV}; {error}") from None
+    return Codex(*found)
 
 
 def locate_codex() -> Codex:

@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 INSTALL_TIMEOUT_S = 600.0
 VERSION_TIMEOUT_S = 60.0
@@ -135,6 +135,39 @@ def npm_install(cache: Path, package: str, version: str) -> float:
             f"npm install {package}@{version} failed (exit {done.returncode}): {tail}"
         )
     return time.monotonic() - started
+
+
+class Installed(NamedTuple):
+    """An npm-installed CLI: its binary, the version it reports, and where it came from
+    (``cache``, or ``npm install`` with the seconds and bytes that took)."""
+
+    path: str
+    version: str
+    origin: str
+    seconds: float | None = None
+    bytes_on_disk: int | None = None
+
+
+def cached_or_installed(
+    cache: Path,
+    package: str,
+    version: str,
+    binary_name: str,
+    probe: Callable[[str], str | None],
+) -> Installed:
+    """The cached install of ``package`` if it is ``version`` and runs, else a fresh
+    ``npm install`` into ``cache``; ``probe`` reads a binary's version (None: it does not
+    run). :class:`NpmInstallFailed` when npm is missing, fails, or installs a binary
+    that does not run."""
+    binary = str(cache / "node_modules" / ".bin" / binary_name)
+    with install_lock(cache):
+        if cached_version(cache, package) == version and (found := probe(binary)):
+            return Installed(binary, found, "cache")
+        seconds = npm_install(cache, package, version)
+        found = probe(binary)
+        if found is None:
+            raise NpmInstallFailed(f"{binary} was installed by npm but does not run")
+        return Installed(binary, found, "npm install", seconds, tree_bytes(cache))
 
 
 def kill_group(process: subprocess.Popen[Any]) -> None:

@@ -2,61 +2,35 @@
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import socket
-import tempfile
-import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from agentmonitors.daemon.protocol import UNSUPPORTED_REPLY
 from agentmonitors.transports.deliver import _quiet, deliver_to_session
+from tests.daemon.fake_daemon import FakeDaemon, reply_with, short_socket_path
 
 
 @pytest.fixture
 def old_daemon() -> Iterator[tuple[str, list[str]]]:
     """A socket that knows ``session.list`` and answers anything newer the way an older
     daemon answers an unknown request."""
-    directory = tempfile.mkdtemp(dir="/tmp", prefix="amold-")
-    path = os.path.join(directory, "d.sock")
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(4)
-    listener.settimeout(0.05)
     methods: list[str] = []
-    stop = threading.Event()
 
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                conn.settimeout(5)
-                data = b""
-                while b"\n" not in data:
-                    data += conn.recv(65536)
-                request = json.loads(data)
-                methods.append(request["method"])
-                reply = dict(UNSUPPORTED_REPLY)
-                if request["method"] == "session.list":
-                    session = {"id": "S1", "hostSessionId": "host-1", "role": "lead"}
-                    reply = {"id": request["id"], "result": [session]}
-                conn.sendall(json.dumps(reply).encode() + b"\n")
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        methods.append(request["method"])
+        if request["method"] == "session.list":
+            session = {"id": "S1", "hostSessionId": "host-1", "role": "lead"}
+            return {"id": request["id"], "result": [session]}
+        return dict(UNSUPPORTED_REPLY)
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield path, methods
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
-        shutil.rmtree(directory, ignore_errors=True)
+    with short_socket_path("amold-") as path:
+        daemon = FakeDaemon(path, reply_with(answer))
+        try:
+            yield path, methods
+        finally:
+            daemon.close()
 
 
 def test_hook_delivers_nothing_and_says_why_under_debug(
