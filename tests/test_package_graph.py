@@ -17,6 +17,7 @@ ROOT = Path(agentmonitors.__file__).parent
 # Each unit (a top-level package or module) and the units it may import. Lower layers
 # come first; a unit imports only from units listed above it.
 LAYERS: dict[str, set[str]] = {
+    "lean_dataclass": set(),
     "workspace": set(),
     "paths": {"workspace"},
     "clock": set(),
@@ -38,6 +39,10 @@ LAYERS: dict[str, set[str]] = {
     },
     "transports": {"daemon", "delivery", "workspace", "paths", "clock"},
 }  # fmt: skip
+# The lean ``@dataclass`` is a leaf every unit may use.
+for _unit, _allowed in LAYERS.items():
+    if _unit != "lean_dataclass":
+        _allowed.add("lean_dataclass")
 
 
 def unit_of(module: str) -> str | None:

@@ -11,7 +11,6 @@ random variations of them.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import random
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from agentmonitors import lean_dataclass
 from agentmonitors.monitor.frontmatter import load_frontmatter, split_document
 from agentmonitors.sources import (
     api_poll_plain,
@@ -370,12 +370,12 @@ def agrees(name: str, config: Any) -> str:
         settings = None
     if settings is not None:
         assert model is not None, f"{name} read a config its model rejects: {config!r}"
-        assert dataclasses.asdict(settings) == model_values(model), config
+        assert lean_dataclass.asdict(settings) == model_values(model), config
         return "read"
     if model is not None:
         # A valid block the reading was unsure of is read from the model's values.
         observed = model_source.observed_config(config, read)
-        assert dataclasses.asdict(observed) == model_values(model), config
+        assert lean_dataclass.asdict(observed) == model_values(model), config
         return "fallback"
     with pytest.raises(ValueError, match=r"^Invalid ") as raised:
         model_source.observed_config(config, read)

@@ -9,7 +9,6 @@ the compiled-definition cache (``catalog/compiled.py``).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from agentmonitors.catalog.compiled import CompiledDefinitions
@@ -19,6 +18,7 @@ from agentmonitors.catalog.trust import (
     read_ledger,
     requirement_for,
 )
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.monitor.discovery import Scope, discover
 from agentmonitors.monitor.parse import ParseFailure, ParseOutcome
 from agentmonitors.monitor.policy import MonitorDefinition

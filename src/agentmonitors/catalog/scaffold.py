@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agentmonitors.catalog.presets import PRESETS, render_preset
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES, bundled_registry
 from agentmonitors.sources.traits import Scaffold, ScaffoldSeed

@@ -19,10 +19,10 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.paths import prepare_private_dir
 from agentmonitors.sources.traits import Approval
 from agentmonitors.workspace import user_monitors_dir, workspace_data_dir, write_private_file

@@ -6,9 +6,9 @@ One bad monitor never stops the others from being checked.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.discovery import ScanResult
 from agentmonitors.monitor.issues import LineLookup
 from agentmonitors.monitor.parse import ParseFailure, ParseOutcome

@@ -32,12 +32,12 @@ def _in_process(
     """The report with no daemon: the database opened read-only, nothing written."""
     import sqlite3
     import time
-    from dataclasses import replace
 
     from agentmonitors import __version__
     from agentmonitors.cli.daemon import registry_with_warnings
     from agentmonitors.diagnosis.doctor import DoctorContext, build_report
     from agentmonitors.diagnosis.doctor_store import open_read_only
+    from agentmonitors.lean_dataclass import replace
     from agentmonitors.paths import resolve_db_path
     from agentmonitors.store.database import StoreError
     from agentmonitors.workspace import data_root

@@ -9,7 +9,6 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from agentmonitors.catalog.definitions import Definitions
@@ -17,6 +16,7 @@ from agentmonitors.clock import Clock, SystemClock
 from agentmonitors.daemon.channels import channel_attached
 from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.daemon.server import DaemonServer, Method, RequestError, params
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.runtime.tick import TickResult
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.store import queries

@@ -19,7 +19,6 @@ import math
 import os
 import stat
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from agentmonitors.daemon.protocol import (
@@ -30,6 +29,7 @@ from agentmonitors.daemon.protocol import (
     decode_request,
     encode_message,
 )
+from agentmonitors.lean_dataclass import dataclass, field
 
 logger = logging.getLogger("agentmonitors.daemon")
 

@@ -17,14 +17,13 @@ Folded rows follow their survivor: acknowledging it acknowledges them (see
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from agentmonitors.delivery import states
 from agentmonitors.delivery.records import DeliveryRow
 from agentmonitors.diff import build_diff
+from agentmonitors.lean_dataclass import dataclass, field, replace
 
 GroupKey = tuple[str, ...]
 # ``changeKind`` values that mean the object did not exist before the event.
@@ -61,10 +60,8 @@ def is_unseen_creation(row: DeliveryRow) -> bool:
 
 def presented_as_created(survivor: DeliveryRow, creation: DeliveryRow) -> DeliveryRow:
     """The survivor under its creation's title and summary (same id, same content)."""
-    event = dataclasses.replace(
-        survivor.event, title=creation.event.title, summary=creation.event.summary
-    )
-    return dataclasses.replace(survivor, event=event, digest=creation.digest)
+    event = replace(survivor.event, title=creation.event.title, summary=creation.event.summary)
+    return replace(survivor, event=event, digest=creation.digest)
 
 
 def _place(row: DeliveryRow) -> tuple[int, str]:

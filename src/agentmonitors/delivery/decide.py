@@ -7,7 +7,6 @@ claim (or a reservation's commit) marks claimed; :func:`apply` is the write half
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
 
 from agentmonitors.delivery import states
 from agentmonitors.delivery.collapse import (
@@ -27,6 +26,7 @@ from agentmonitors.delivery.records import (
 from agentmonitors.delivery.sessions import stamp_recap
 from agentmonitors.delivery.vocabulary import REMINDER
 from agentmonitors.delivery.wire import DeliveryClaim, EventSummary, UnreadCounts
+from agentmonitors.lean_dataclass import dataclass, field
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agentmonitors.delivery.records import STATE_COLUMNS, DeliveryRow
 from agentmonitors.delivery.sessions import get_session
 from agentmonitors.delivery.wire import EventRecord
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.store.records import EventRow
 
 EPHEMERAL_PREFIX = "ephemeral:"

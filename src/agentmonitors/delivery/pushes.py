@@ -16,9 +16,9 @@ in the daemon's memory, like the leases themselves.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 
 from agentmonitors.clock import Clock
+from agentmonitors.lean_dataclass import dataclass, field
 
 # How long a push is remembered for a late proof (a channel turn can start long after
 # the lease lapsed, for instance when the host queued it behind a running turn).

@@ -6,12 +6,12 @@ DB timestamps are epoch seconds; everything printed here is ISO-8601 with ms and
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
 from agentmonitors.clock import iso_from_ms
 from agentmonitors.delivery.vocabulary import LIFECYCLES
 from agentmonitors.delivery.wire import EventSummary, SessionRecord
+from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.store.records import EventRow, iso_from_seconds
 
 # The type of a checked lifecycle; tests hold it equal to LIFECYCLES.

@@ -9,11 +9,11 @@ lease and the rows are pending again. Nothing here is persisted, by design.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
 from agentmonitors.clock import Clock
 from agentmonitors.delivery.decide import Decision
 from agentmonitors.delivery.records import RESERVATION_TTL_MS
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.store.ids import new_id
 
 

@@ -6,10 +6,10 @@ Functions taking a connection run inside the caller's transaction.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
 from agentmonitors.delivery.records import SessionNotFound
 from agentmonitors.delivery.unread import carry, version
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.store.ids import new_id
 
 

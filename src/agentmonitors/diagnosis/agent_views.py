@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from agentmonitors.clock import ms_from_iso
 from agentmonitors.diff import JSON_DIFF_STRATEGY, build_diff
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.store.records import iso_from_seconds, loads
 
 EPHEMERAL_PREFIX = "ephemeral:"

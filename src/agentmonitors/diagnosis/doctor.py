@@ -14,7 +14,6 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions
@@ -29,6 +28,7 @@ from agentmonitors.diagnosis.doctor_transports import (
     pipeline_problems,
     transports,
 )
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.store.database import Database, StoreError
 
 if TYPE_CHECKING:

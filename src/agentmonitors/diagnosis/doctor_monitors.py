@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import Definitions
 from agentmonitors.catalog.trust import BLOCKED_REASON, approve_command
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.monitor.policy import MonitorDefinition
 
 if TYPE_CHECKING:

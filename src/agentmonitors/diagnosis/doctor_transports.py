@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from agentmonitors.delivery.heartbeats import is_stale, read_records
+from agentmonitors.lean_dataclass import dataclass, field
 
 BLOCKING = frozenset(
     {

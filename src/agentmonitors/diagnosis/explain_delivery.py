@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agentmonitors.clock import ms_from_iso
@@ -24,6 +23,7 @@ from agentmonitors.diagnosis.holds import (
     listeners,
     session_holds,
 )
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.store.records import iso_from_seconds
 
 # --------------------------------------------------------------------------- delivery

@@ -11,13 +11,13 @@ import math
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agentmonitors.delivery.decide import SessionView
 from agentmonitors.delivery.diagnose import ack_command, cap_hold, diagnose
 from agentmonitors.delivery.heartbeats import is_stale
 from agentmonitors.delivery.records import check_lifecycle
+from agentmonitors.lean_dataclass import dataclass
 
 TRANSPORTS = ("hook", "channel", "follow")
 # The lifecycle at which each band is delivered (hooks: prompt or tool call; turn end).

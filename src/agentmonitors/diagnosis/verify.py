@@ -15,7 +15,6 @@ import contextlib
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from agentmonitors.diagnosis.verify_budget import Budget
@@ -31,6 +30,7 @@ from agentmonitors.diagnosis.verify_result import (
     setup_failure,
 )
 from agentmonitors.diagnosis.verify_trigger import FileTrigger, TriggerError, run_trigger_command
+from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.store.suppressions import is_synthetic
 

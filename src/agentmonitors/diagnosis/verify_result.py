@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
+
+from agentmonitors.lean_dataclass import dataclass
 
 STAGES = ("daemon", "session", "baseline", "trigger", "observe", "materialize", "deliver")
 KINDS = (

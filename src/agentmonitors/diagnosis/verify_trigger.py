@@ -13,8 +13,8 @@ import os
 import re
 import secrets
 import subprocess
-from dataclasses import dataclass, field
 
+from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.file_globs import compile_patterns, resolve_base
 

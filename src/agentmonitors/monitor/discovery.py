@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Literal
 
+from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.parse import (
     FOLDER_MONITOR_FILE,
     ParseFailure,

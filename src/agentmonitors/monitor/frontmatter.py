@@ -9,9 +9,9 @@ no sexagesimal numbers, and duplicate keys are an error rather than a silent ove
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.monitor.issues import Path
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from agentmonitors.lean_dataclass import dataclass, field
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError as SchemaError

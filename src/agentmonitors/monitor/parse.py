@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.frontmatter import (
     FrontmatterError,
     load_frontmatter,

@@ -14,8 +14,9 @@ and the stored notify state show, and what the cache stores.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
+
+from agentmonitors.lean_dataclass import dataclass, field
 
 UrgencyLevel = Literal["low", "normal", "high"]
 URGENCY_LEVELS: tuple[UrgencyLevel, ...] = ("low", "normal", "high")

@@ -13,9 +13,9 @@ and a wildcard-hour job runs in both passes. A missed minute is never replayed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.monitor.cron import cron_fires_in_minute, next_cron_fire_ms, timezone_is_valid
 from agentmonitors.sources.traits import DEFAULT_INTERVAL_MS, Every, OnCron, SourceTraits
 

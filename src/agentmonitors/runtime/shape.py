@@ -20,11 +20,11 @@ import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.monitor.policy import DerivePolicy, PayloadPolicy, ShapePolicy
 from agentmonitors.sources.observation import Observation
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions, Problem
 from agentmonitors.catalog.trust import BLOCKED_REASON
 from agentmonitors.clock import Clock, SystemClock, iso_from_ms
+from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.policy import MonitorDefinition, RollupPolicy
 from agentmonitors.runtime.backoff import restored_failures
 from agentmonitors.runtime.ephemeral import EphemeralDefinitions

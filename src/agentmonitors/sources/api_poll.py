@@ -7,9 +7,9 @@ import base64
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.sources import api_poll_traits
 from agentmonitors.sources.api_poll_plain import (

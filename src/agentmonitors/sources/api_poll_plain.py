@@ -8,9 +8,9 @@ block into :class:`ApiPollSettings` without them (see ``plain_config.py``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.http_fetch import MAX_RESPONSE_BYTES
 

@@ -37,8 +37,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal
+
+from agentmonitors.lean_dataclass import dataclass
 
 STDOUT_CAP_BYTES = 1_048_576
 STDERR_RETAINED_BYTES = 8_000

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource

@@ -25,9 +25,9 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources import file_fingerprint_traits, reach
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource

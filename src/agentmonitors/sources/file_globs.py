@@ -22,7 +22,8 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from agentmonitors.lean_dataclass import dataclass
 
 # A pattern's braces may expand to at most this many alternatives.
 MAX_BRACE_EXPANSIONS = 1000

@@ -16,8 +16,9 @@ import os
 import re
 import signal
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from agentmonitors.lean_dataclass import dataclass
 
 GIT_TIMEOUT_S = 30.0
 # The reference's ceiling: large enough for monorepo diffs and big text files.

@@ -25,9 +25,9 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources.redact import display_url, redact_text, url_secrets
 
 if TYPE_CHECKING:

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources import git_refs
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource

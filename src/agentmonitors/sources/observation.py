@@ -8,8 +8,9 @@ the runtime alone decides timing, diffs and delivery. Attribute names are Python
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from agentmonitors.lean_dataclass import dataclass, field
 
 ChangeKind = Literal["created", "modified", "deleted", "descoped"]
 Salience = Literal["low", "normal", "high"]

@@ -14,9 +14,9 @@ import importlib.util
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from importlib.metadata import distributions
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES, plugin_entry_points
 
 

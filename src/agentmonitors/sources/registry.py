@@ -18,9 +18,9 @@ import importlib
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources.base import Source, SourceRegistry
 from agentmonitors.sources.traits import traits_problem
 

@@ -9,10 +9,10 @@ every call yields exactly one observation, stamped with the runtime's clock.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agentmonitors.clock import iso_from_ms
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult

@@ -18,9 +18,9 @@ Callers never probe a source themselves: they ask :func:`traits_of` (or the regi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.monitor.durations import duration_ms
 
 # A source's cadence when neither it nor the monitor names one.

@@ -8,9 +8,9 @@ a reaped watch can never be mistaken for a live one after a restart.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.store.records import dumps, iso_from_seconds, loads
 
 EPHEMERAL_PREFIX = "ephemeral:"

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 from agentmonitors.clock import iso_from_ms
+from agentmonitors.lean_dataclass import dataclass
 
 
 def to_seconds(ms: int) -> int:

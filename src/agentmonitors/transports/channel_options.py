@@ -7,9 +7,9 @@ MCP SDK.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from agentmonitors.delivery.heartbeats import CHANNEL_POLL_MS
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.transports.claude_code import SESSION_ENV
 
 

@@ -17,9 +17,10 @@ watch block is never seeded: the command is the preset.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from importlib import resources
 from typing import Final
+
+from agentmonitors.lean_dataclass import dataclass
 
 _NAME_LINE = re.compile(r"^name: .*$", re.MULTILINE)
 _URGENCY_LINE = re.compile(r"^urgency: .*$", re.MULTILINE)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 
+from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.transports.hosts.install import (
     CREATED,
     UNCHANGED,
