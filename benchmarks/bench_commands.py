@@ -255,6 +255,19 @@ def db_path_of(env: dict[str, str], project: str) -> str:
     return run([sys.executable, "-c", code, project], env).strip()
 
 
+def wrapper_note() -> str:
+    """Which console script the figures ran through: pip before 25 writes one that
+    imports ``re`` before our entry point, about half a bare interpreter's start."""
+    with open(SCRIPT, encoding="utf-8") as handle:
+        text = handle.read()
+    if "import re" in text:
+        return (
+            "console script: written by pip < 25, imports `re` first (recreate the venv"
+            " with `python3 -m venv --upgrade-deps .venv` and reinstall for the lean one)"
+        )
+    return "console script: imports nothing before agentmonitors (pip >= 25 or uv)"
+
+
 def clean_env(home: str) -> dict[str, str]:
     drop = ("PYTHONDONTWRITEBYTECODE", "CLAUDE_PROJECT_DIR", "AGENTMONITORS_DB")
     env = {key: value for key, value in os.environ.items() if key not in drop}
@@ -407,7 +420,7 @@ def main() -> None:
             "hook deliver, high batch to render": Target(2.5, "x"),
             "daemon once, 10,000 unchanged files": Target(150, "ms"),
         }
-        print(f"whole processes, {rounds} interleaved rounds, medians")
+        print(f"whole processes, {rounds} interleaved rounds, medians\n{wrapper_note()}")
         for line in table(quiet, targets):
             print(line)
         print("after 1,000 high events were stored:")

@@ -86,6 +86,7 @@ def test_the_delivery_modules_a_hook_loads_import_only_the_standard_library() ->
         "agentmonitors.delivery.vocabulary",
         "agentmonitors.delivery.jsonline",
         "agentmonitors.delivery.heartbeats",
+        "agentmonitors.digests",
     }
     third_party = {
         name

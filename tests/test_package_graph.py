@@ -18,6 +18,8 @@ ROOT = Path(agentmonitors.__file__).parent
 # come first; a unit imports only from units listed above it.
 LAYERS: dict[str, set[str]] = {
     "lean_dataclass": set(),
+    "digests": set(),
+    "lazy_logging": set(),
     "workspace": set(),
     "paths": {"workspace"},
     "clock": set(),
@@ -39,10 +41,11 @@ LAYERS: dict[str, set[str]] = {
     },
     "transports": {"daemon", "delivery", "workspace", "paths", "clock"},
 }  # fmt: skip
-# The lean ``@dataclass`` is a leaf every unit may use.
+# The lean ``@dataclass``, the small-input digests and the lazy loggers are leaves every
+# unit may use.
+_LEAVES = {"lean_dataclass", "digests", "lazy_logging"}
 for _unit, _allowed in LAYERS.items():
-    if _unit != "lean_dataclass":
-        _allowed.add("lean_dataclass")
+    _allowed.update(_LEAVES - {_unit})
 
 
 def unit_of(module: str) -> str | None:

@@ -133,9 +133,9 @@ def fit_socket_path(
     # The kernel limit is in bytes; for ASCII paths this equals the character count.
     if len(encoded) <= MAX_SOCKET_PATH_LENGTH:
         return path
-    import hashlib
+    from agentmonitors.digests import sha256_hex
 
-    digest = hashlib.sha256(encoded).hexdigest()[:16]
+    digest = sha256_hex(encoded)[:16]
     name = f"agentmonitors-{digest}.sock"
     legacy = os.path.join(SOCKET_FALLBACK_BASE, name)
     if _legacy_daemon_answers(legacy):

@@ -474,9 +474,9 @@ def data_root(env: Mapping[str, str] | None = None) -> str:
 
 
 def workspace_hash(workspace: str) -> str:
-    import hashlib
+    from agentmonitors.digests import sha256_hex
 
-    return hashlib.sha256(os.path.abspath(workspace).encode("utf-8")).hexdigest()[:16]
+    return sha256_hex(os.path.abspath(workspace).encode("utf-8"))[:16]
 
 
 def workspace_data_dir(workspace: str, env: Mapping[str, str] | None = None) -> str:

@@ -124,3 +124,56 @@ def test_a_kept_state_is_written_when_its_row_has_gone(tmp_path: Path) -> None:
     assert state is not None
     assert state.source_state == {"fingerprints": {}}
     assert state.last_observation_at_ms == START
+
+
+def test_an_unchanged_tick_never_reads_the_stored_state(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for index in range(20):
+        (workspace / f"f{index}.txt").write_text(f"file {index}\n")
+    files = Files(workspace, tmp_path / "inbox.db")
+    try:
+        files.tick()
+        files.tick()  # a state from before tokens would be read once here
+        statements: list[str] = []
+        files.db.conn.set_trace_callback(statements.append)
+        try:
+            quiet = files.tick()
+        finally:
+            files.db.conn.set_trace_callback(None)
+        assert quiet.evaluated_monitors == ["files"] and quiet.emitted_event_ids == []
+        reads = [sql for sql in statements if "SELECT" in sql and "source_state" in sql]
+        assert reads == []
+        assert any("UPDATE monitor_state" in sql for sql in statements)
+    finally:
+        files.db.close()
+
+
+def test_a_state_rewritten_by_another_writer_is_compared_again(tmp_path: Path) -> None:
+    """The token cannot vouch for a state it was not stored with: when another
+    implementation rewrites the state (here, with an older hash of ``a.txt``), the
+    next tick compares against that state and reports the difference."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "b.txt").write_text("beta\n")
+    files = Files(workspace, tmp_path / "inbox.db")
+    try:
+        files.tick()
+        assert files.tick().emitted_event_ids == []
+        state = files.row()["state"]
+        older = {**state["fingerprints"], str(workspace / "a.txt"): "0" * 64}
+        with files.db.write() as conn:
+            conn.execute(
+                "UPDATE monitor_state SET source_state = ? WHERE monitor_id = 'files'",
+                (json.dumps({"fingerprints": older}),),
+            )
+        changed = files.tick()
+        assert len(changed.emitted_event_ids) == 1
+        with files.db.read() as conn:
+            title = conn.execute(
+                "SELECT title FROM monitor_events WHERE id = ?", (changed.emitted_event_ids[0],)
+            ).fetchone()[0]
+        assert title == f"File changed: {workspace / 'a.txt'}"
+    finally:
+        files.db.close()

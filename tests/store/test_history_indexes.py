@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agentmonitors.delivery import states
 from agentmonitors.store.database import Database
+from agentmonitors.store.schema import SCHEMA_VERSION
 
 
 def plan(conn: sqlite3.Connection, sql: str, *params: object) -> str:
@@ -34,4 +35,4 @@ def test_a_version_1_database_gains_the_index_when_opened(tmp_path: Path) -> Non
     with Database(path) as db, db.read() as conn:
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         assert "idx_session_event_state_unread" in names
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

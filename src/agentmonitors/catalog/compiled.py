@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 from typing import Any
 
 from agentmonitors import __version__
+from agentmonitors.digests import sha256
 from agentmonitors.monitor import parse as monitor_parse
 from agentmonitors.monitor.discovery import Scope
 from agentmonitors.monitor.parse import (
@@ -76,7 +76,7 @@ def _package_files(package: str) -> list[str]:
 def fingerprint_of(package: str) -> str:
     """Our version plus each deciding module's size and mtime (cheap stats, no reads):
     an edited checkout never reads an entry written by other code."""
-    digest = hashlib.sha256(__version__.encode())
+    digest = sha256(__version__.encode())
     for path in _package_files(package):
         try:
             info = os.stat(path)
@@ -178,7 +178,7 @@ class CompiledDefinitions:
         self._checks: dict[str, tuple[ParseOutcome, Checked]] = {}
 
     def _entry_path(self, path: str, scope: str | None) -> str:
-        name = hashlib.sha256(f"{scope}\0{path}".encode()).hexdigest()[:40]
+        name = sha256(f"{scope}\0{path}".encode()).hexdigest()[:40]
         return os.path.join(self.directory, f"{name}.json")
 
     def parse(self, file_path: str, scope: Scope | None = None) -> ParseOutcome:
@@ -196,7 +196,7 @@ class CompiledDefinitions:
             "path": path,
             "scope": scope,
             # Valid UTF-8 decodes and encodes back to the very bytes of the file.
-            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "sha256": sha256(text.encode("utf-8")).hexdigest(),
             "code": self._fingerprint or code_fingerprint(),
         }
         entry_path = self._entry_path(path, scope)

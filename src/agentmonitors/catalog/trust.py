@@ -15,13 +15,13 @@ never in the repository the monitors came from.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from agentmonitors.digests import sha256
 from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.paths import prepare_private_dir
 from agentmonitors.sources.traits import Approval
@@ -63,7 +63,7 @@ def digest_of(source_name: str, reach: Mapping[str, Any]) -> str:
         ensure_ascii=False,
         separators=(",", ":"),
     )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _user_scoped(file_path: str, scope: str | None) -> bool:

@@ -4,11 +4,10 @@ the session code: every tick pays for importing it, and it needs nothing but SQL
 
 from __future__ import annotations
 
-import logging
-
+from agentmonitors.lazy_logging import get_logger
 from agentmonitors.store.database import Database
 
-log = logging.getLogger("agentmonitors.delivery")
+log = get_logger("agentmonitors.delivery")
 
 SESSION_DORMANCY_MS = 1_800_000
 

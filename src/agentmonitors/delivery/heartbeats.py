@@ -15,6 +15,7 @@ import sys
 import time
 
 from agentmonitors.delivery.jsonline import dumps, loads
+from agentmonitors.digests import sha256_hex
 
 SCHEMA_VERSION = 1
 CHANNEL_TTL_MS = 30_000
@@ -38,23 +39,11 @@ def transports_dir() -> str:
     return os.path.join(data_root(), "agentmonitors", "transports")
 
 
-def _sha256_hex(data: bytes) -> str:
-    # The builtin module avoids loading OpenSSL through hashlib (milliseconds per hook).
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found]
-    except ImportError:
-        try:
-            from _sha2 import sha256  # type: ignore[import-not-found]
-        except ImportError:
-            from hashlib import sha256
-    return str(sha256(data).hexdigest())
-
-
 def record_file_name(transport: str, key: str) -> str:
     safe = "".join(
         char if char.isascii() and (char.isalnum() or char in "._-") else "_" for char in key
     )[:96]
-    digest = _sha256_hex(key.encode("utf-8", "surrogatepass"))[:8]
+    digest = sha256_hex(key.encode("utf-8", "surrogatepass"))[:8]
     return f"{transport}-{safe or 'unknown'}-{digest}.json"
 
 

@@ -8,16 +8,14 @@ is delivery's business, not the runtime's.
 
 from __future__ import annotations
 
-import logging
-
 from agentmonitors.catalog.definitions import Definitions, Problem
-from agentmonitors.catalog.ephemeral import watch_definition
+from agentmonitors.lazy_logging import get_logger
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.store.database import Database
 from agentmonitors.store.ephemeral import EphemeralRow, active_of_workspace
 
-log = logging.getLogger("agentmonitors.runtime")
+log = get_logger("agentmonitors.runtime")
 
 
 class EphemeralDefinitions:
@@ -48,6 +46,9 @@ class EphemeralDefinitions:
             )
         else:
             try:
+                # Here, not at the top: most ticks have no watch declared.
+                from agentmonitors.catalog.ephemeral import watch_definition
+
                 built = watch_definition(
                     row.id,
                     row.source_name,

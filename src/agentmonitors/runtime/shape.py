@@ -17,18 +17,17 @@ same observation shapes to the same bytes whenever it is materialized.
 from __future__ import annotations
 
 import json
-import logging
 import math
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+from agentmonitors.lazy_logging import get_logger
 from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.monitor.policy import DerivePolicy, PayloadPolicy, ShapePolicy
 from agentmonitors.sources.observation import Observation
 
-log = logging.getLogger("agentmonitors.runtime.shape")
+log = get_logger("agentmonitors.runtime.shape")
 
 
 @dataclass(frozen=True)
@@ -147,6 +146,9 @@ def js_string(value: float | int) -> str:
     if number == 0:
         return "0"
     sign = "-" if number < 0 else ""
+    # Here, not at the top: only a non-integer number in a shaped payload needs it.
+    from decimal import Decimal
+
     # repr gives the shortest round-tripping digits, as JavaScript does.
     exact = Decimal(repr(abs(number))).normalize()
     _, digit_tuple, exponent = exact.as_tuple()

@@ -8,7 +8,6 @@ survives.
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions, Problem
 from agentmonitors.catalog.trust import BLOCKED_REASON
 from agentmonitors.clock import Clock, SystemClock, iso_from_ms
+from agentmonitors.lazy_logging import get_logger
 from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.policy import MonitorDefinition, RollupPolicy
 from agentmonitors.runtime.backoff import restored_failures
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from agentmonitors.runtime.materialize import EventSink
 
-log = logging.getLogger("agentmonitors.runtime")
+log = get_logger("agentmonitors.runtime")
 
 
 @dataclass
@@ -243,7 +243,11 @@ class Runtime:
         due: list[tuple[MonitorDefinition, MonitorStateRow | None]] = []
         for monitor in definitions.runnable:
             with self.db.read() as conn:
-                state = queries.load_monitor_state(conn, monitor.id, self.workspace)
+                # The source state is read only if the source asks for it (_call): a
+                # large one is most of an unchanged tick's cost.
+                state = queries.load_monitor_state(
+                    conn, monitor.id, self.workspace, with_source_state=False
+                )
             last = state.last_observation_at_ms if state else None
             traits = self.registry.traits(monitor.source_name)
             schedule = schedule_for(traits, monitor.source_config, last, now)
@@ -296,13 +300,19 @@ class Runtime:
         self, monitor: MonitorDefinition, state: MonitorStateRow | None, now: int
     ) -> tuple[Any, ObservationContext]:
         """The arguments a source's observe gets: the config and the context."""
-        context = ObservationContext(
-            previous_state=state.source_state if state is not None else None,
-            now_ms=now,
-            workspace_path=self.workspace,
-            monitor_id=monitor.id,
-            # Only runnable monitors get here: approved, trusted, or inside the workspace.
-            approved_outside_paths=self.definitions.outside_paths_of(monitor, self.workspace),
+        # Only runnable monitors get here: approved, trusted, or inside the workspace.
+        outside = self.definitions.outside_paths_of(monitor, self.workspace)
+        if state is None:
+            return monitor.source_config, ObservationContext(
+                None, now, self.workspace, monitor.id, outside
+            )
+
+        def stored_state() -> Any:
+            with self.db.read() as conn:
+                return queries.load_source_state(conn, monitor.id, self.workspace)
+
+        context = ObservationContext.deferred(
+            stored_state, now, self.workspace, monitor.id, outside, state.state_token
         )
         return monitor.source_config, context
 
@@ -356,6 +366,9 @@ class Runtime:
                 source_state=next_source_state,
                 notify_state=paced.state,
                 source_unchanged=kept,
+                # A token describes a state the source saw or made, never the {} stored
+                # for a first observation that kept "nothing".
+                state_token=outcome.state_token if kept or outcome.has_next_state else None,
             )
             self._history(monitor, verdict, {"observed": observed, "emitted": emitted}, now, conn)
             self._materialize_all(monitor, paced.emitted, now, result, conn)

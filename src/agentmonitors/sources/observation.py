@@ -7,7 +7,7 @@ the runtime alone decides timing, diffs and delivery. Attribute names are Python
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from agentmonitors.lean_dataclass import dataclass, field
@@ -81,26 +81,108 @@ class ObservationResult:
     next_state: Any = KEEP_STATE
     outcome: Outcome | None = None
     warnings: list[str] = field(default_factory=list)
+    # A short digest of what the state (the next one, or the kept one) was made from,
+    # stored beside it and handed back as ``ObservationContext.previous_state_token``:
+    # a source that finds the same digest next time may keep the state without
+    # reading it. None stores no token; the store drops a token whenever the state
+    # it came with is rewritten without one.
+    state_token: str | None = None
 
     @property
     def has_next_state(self) -> bool:
         return self.next_state is not KEEP_STATE
 
 
-@dataclass(frozen=True)
 class ObservationContext:
-    """What the runtime tells a source about this call."""
+    """What the runtime tells a source about this call (read-only).
 
-    # The last persisted ``next_state``; None when there is none yet.
-    previous_state: Any
-    # Milliseconds since the epoch, from the runtime's clock: every timestamp a
-    # source reports derives from it, so tests can drive time.
+    ``previous_state`` is the last persisted ``next_state`` (None when there is none
+    yet). The runtime may hand it over unread (:meth:`deferred`): it is then decoded
+    on first access, so a source that settles a call on ``previous_state_token``
+    alone never pays for decoding a large state.
+    """
+
+    __slots__ = (
+        "_load_state",
+        "_state",
+        "approved_outside_paths",
+        "monitor_id",
+        "now_ms",
+        "previous_state_token",
+        "workspace_path",
+    )
+
+    _state: Any
+    _load_state: Callable[[], Any] | None
     now_ms: int
-    # The project root; relative paths in a config resolve against it.
     workspace_path: str | None
-    # The monitor being observed, so a source can keep per-monitor caches.
-    monitor_id: str = ""
-    # Resolved outside paths (files or folders) the user approved reading: a symlink
-    # whose target lies under one may be followed out of the workspace. The approval
-    # ledger fills this; empty means only the workspace itself.
-    approved_outside_paths: frozenset[str] = frozenset()
+    monitor_id: str
+    approved_outside_paths: frozenset[str]
+    previous_state_token: str | None
+
+    def __init__(
+        self,
+        previous_state: Any,
+        now_ms: int,
+        workspace_path: str | None,
+        monitor_id: str = "",
+        approved_outside_paths: frozenset[str] = frozenset(),
+        previous_state_token: str | None = None,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "_state", previous_state)
+        set_(self, "_load_state", None)
+        # Milliseconds since the epoch, from the runtime's clock: every timestamp a
+        # source reports derives from it, so tests can drive time.
+        set_(self, "now_ms", now_ms)
+        # The project root; relative paths in a config resolve against it.
+        set_(self, "workspace_path", workspace_path)
+        # The monitor being observed, so a source can keep per-monitor caches.
+        set_(self, "monitor_id", monitor_id)
+        # Resolved outside paths (files or folders) the user approved reading: a
+        # symlink whose target lies under one may be followed out of the workspace.
+        # The approval ledger fills this; empty means only the workspace itself.
+        set_(self, "approved_outside_paths", approved_outside_paths)
+        # What the source returned as ``state_token`` with the stored state, or None:
+        # a short digest of what that state was made from (see ObservationResult).
+        set_(self, "previous_state_token", previous_state_token)
+
+    @classmethod
+    def deferred(
+        cls,
+        load_state: Callable[[], Any],
+        now_ms: int,
+        workspace_path: str | None,
+        monitor_id: str = "",
+        approved_outside_paths: frozenset[str] = frozenset(),
+        previous_state_token: str | None = None,
+    ) -> ObservationContext:
+        """A context whose ``previous_state`` is read by ``load_state`` when first used."""
+        context = cls(
+            None, now_ms, workspace_path, monitor_id, approved_outside_paths, previous_state_token
+        )
+        object.__setattr__(context, "_load_state", load_state)
+        return context
+
+    @property
+    def previous_state(self) -> Any:
+        load = self._load_state
+        if load is not None:
+            object.__setattr__(self, "_state", load())
+            object.__setattr__(self, "_load_state", None)
+        return self._state
+
+    @property
+    def previous_state_loaded(self) -> bool:
+        """Whether ``previous_state`` was read (always, unless the context is deferred)."""
+        return self._load_state is None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"ObservationContext is read-only: cannot assign {name!r}")
+
+    def __repr__(self) -> str:
+        state = repr(self._state) if self._load_state is None else "<not read yet>"
+        return (
+            f"ObservationContext(previous_state={state}, now_ms={self.now_ms!r},"
+            f" workspace_path={self.workspace_path!r}, monitor_id={self.monitor_id!r})"
+        )

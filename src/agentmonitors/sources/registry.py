@@ -15,11 +15,11 @@ name that is not bundled, or the full list, is first asked for.
 from __future__ import annotations
 
 import importlib
-import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from agentmonitors.lazy_logging import get_logger
 from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources.base import Source, SourceRegistry
 from agentmonitors.sources.traits import traits_problem
@@ -27,7 +27,7 @@ from agentmonitors.sources.traits import traits_problem
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-log = logging.getLogger("agentmonitors.sources")
+log = get_logger("agentmonitors.sources")
 
 ENTRY_POINT_GROUP = "agentmonitors.sources"
 

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sqlite3
 import stat
 import threading
 from collections.abc import Callable, Iterator
 
+from agentmonitors.lazy_logging import get_logger
 from agentmonitors.store.ids import new_id
 from agentmonitors.store.schema import SCHEMA_VERSION, migrate
 
-log = logging.getLogger("agentmonitors.store")
+log = get_logger("agentmonitors.store")
 
 BUSY_TIMEOUT_MS = 5000
 _SIDECARS = ("", "-wal", "-shm", "-journal")

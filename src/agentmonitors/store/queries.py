@@ -12,6 +12,7 @@ from typing import Any
 from agentmonitors.store.database import Database
 from agentmonitors.store.ids import new_id
 from agentmonitors.store.records import (
+    NOT_READ,
     EventRow,
     HistoryRow,
     MonitorStateRow,
@@ -31,24 +32,43 @@ def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[s
 # --------------------------------------------------------------------------- monitor state
 
 
+_STATE_KEY = "monitor_id = ? AND COALESCE(workspace_path, '') = COALESCE(?, '')"
+
+
 def load_monitor_state(
-    conn: sqlite3.Connection, monitor_id: str, workspace: str | None
+    conn: sqlite3.Connection,
+    monitor_id: str,
+    workspace: str | None,
+    *,
+    with_source_state: bool = True,
 ) -> MonitorStateRow | None:
+    """The monitor's row; without ``with_source_state`` its ``source_state`` is
+    ``NOT_READ`` (read it with :func:`load_source_state` when it is needed)."""
     row = conn.execute(
-        "SELECT last_observation_at, source_state, notify_state, updated_at FROM monitor_state"
-        " WHERE monitor_id = ? AND COALESCE(workspace_path, '') = COALESCE(?, '')",
+        "SELECT last_observation_at, notify_state, updated_at, state_token"
+        + (", source_state" if with_source_state else "")
+        + f" FROM monitor_state WHERE {_STATE_KEY}",
         (monitor_id, workspace),
     ).fetchone()
     if row is None:
         return None
-    last, source_text, notify_text, updated = row
+    last, notify_text, updated, token = row[:4]
     notify = loads(notify_text, {})
     return MonitorStateRow(
         last_observation_at_ms=None if last is None else int(last) * 1000,
-        source_state=loads(source_text, None),
+        source_state=loads(row[4], None) if with_source_state else NOT_READ,
         notify_state=notify if isinstance(notify, dict) else {},
         updated_at_ms=int(updated) * 1000,
+        state_token=token,
     )
+
+
+def load_source_state(conn: sqlite3.Connection, monitor_id: str, workspace: str | None) -> Any:
+    """The monitor's stored source state, or None when it has none."""
+    row = conn.execute(
+        f"SELECT source_state FROM monitor_state WHERE {_STATE_KEY}", (monitor_id, workspace)
+    ).fetchone()
+    return None if row is None else loads(row[0], None)
 
 
 def save_monitor_state(
@@ -62,29 +82,29 @@ def save_monitor_state(
     source_state: Any = None,
     notify_only: bool = False,
     source_unchanged: bool = False,
+    state_token: str | None = None,
 ) -> None:
     """Upsert a monitor's row; ``notify_only`` leaves the observation fields alone.
 
     ``source_unchanged`` says ``source_state`` is what the row already holds, so it
     is not written again (for a large state, most of a tick's cost); it is written
-    only when the row has gone meanwhile.
+    only when the row has gone meanwhile (as ``{}`` when it was never read:
+    ``NOT_READ``). ``state_token`` is stored with the observation fields (see
+    ``ObservationResult.state_token``).
     """
     notify_text = dumps(notify_state)
     now_s = to_seconds(now_ms)
+    last_s = None if last_observation_at_ms is None else to_seconds(last_observation_at_ms)
     if source_unchanged:
         updated = conn.execute(
-            "UPDATE monitor_state SET last_observation_at = ?, notify_state = ?, updated_at = ?"
-            " WHERE monitor_id = ? AND COALESCE(workspace_path, '') = COALESCE(?, '')",
-            (
-                None if last_observation_at_ms is None else to_seconds(last_observation_at_ms),
-                notify_text,
-                now_s,
-                monitor_id,
-                workspace,
-            ),
+            "UPDATE monitor_state SET last_observation_at = ?, notify_state = ?,"
+            f" updated_at = ?, state_token = ? WHERE {_STATE_KEY}",
+            (last_s, notify_text, now_s, state_token, monitor_id, workspace),
         )
         if updated.rowcount > 0:
             return
+        if source_state is NOT_READ:
+            source_state, state_token = {}, None
     if notify_only:
         conn.execute(
             "INSERT INTO monitor_state (id, monitor_id, workspace_path, notify_state, updated_at)"
@@ -96,19 +116,20 @@ def save_monitor_state(
         return
     conn.execute(
         "INSERT INTO monitor_state (id, monitor_id, workspace_path, last_observation_at,"
-        " source_state, notify_state, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        " source_state, notify_state, updated_at, state_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (monitor_id, COALESCE(workspace_path, '')) DO UPDATE SET"
         " last_observation_at = excluded.last_observation_at,"
         " source_state = excluded.source_state, notify_state = excluded.notify_state,"
-        " updated_at = excluded.updated_at",
+        " updated_at = excluded.updated_at, state_token = excluded.state_token",
         (
             new_id(now_ms),
             monitor_id,
             workspace,
-            None if last_observation_at_ms is None else to_seconds(last_observation_at_ms),
+            last_s,
             dumps(source_state if source_state is not None else {}),
             notify_text,
             now_s,
+            state_token,
         ),
     )
 

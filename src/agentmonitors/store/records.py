@@ -36,12 +36,17 @@ def iso_from_seconds(seconds: int | None) -> str | None:
     return None if seconds is None else iso_from_ms(int(seconds) * 1000)
 
 
+# ``MonitorStateRow.source_state`` when the row was read without it.
+NOT_READ: Any = type("NotRead", (), {"__repr__": lambda self: "NOT_READ"})()
+
+
 @dataclass(frozen=True)
 class MonitorStateRow:
     last_observation_at_ms: int | None
-    source_state: Any
+    source_state: Any  # NOT_READ when loaded without it (queries.load_monitor_state)
     notify_state: dict[str, Any]
     updated_at_ms: int
+    state_token: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _TABLES = (
     """CREATE TABLE IF NOT EXISTS inbox_items (
@@ -221,6 +221,25 @@ def _version_2(conn: sqlite3.Connection) -> None:
     )
 
 
+def _version_3(conn: sqlite3.Connection) -> None:
+    """A source's state token beside its state, never outliving it.
+
+    A large state (file-fingerprint's over a big tree) is most of an unchanged tick's
+    cost to read; the token lets the source see that nothing changed without reading
+    it (docs/architecture.md, "Speed"). The trigger clears the token whenever the state
+    is rewritten without a new one, by any writer: an older agentmonitors, or the
+    reference implementation, which knows nothing of the column.
+    """
+    if "state_token" not in _columns(conn, "monitor_state"):
+        conn.execute("ALTER TABLE monitor_state ADD COLUMN state_token TEXT")
+    conn.execute(
+        "CREATE TRIGGER IF NOT EXISTS monitor_state_token_follows_state"
+        " AFTER UPDATE OF source_state ON monitor_state"
+        " WHEN new.state_token IS old.state_token"
+        " BEGIN UPDATE monitor_state SET state_token = NULL WHERE id = new.id; END"
+    )
+
+
 def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
     """Bring the schema to ``SCHEMA_VERSION``; the caller holds a write transaction."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -238,4 +257,6 @@ def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
         _version_1(conn)
     if version < 2:
         _version_2(conn)
+    if version < 3:
+        _version_3(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -7,12 +7,12 @@ The runtime sweeps once per tick (see docs/architecture.md, "The life of one eve
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 
+from agentmonitors.lazy_logging import get_logger
 from agentmonitors.store.database import Database
 
-log = logging.getLogger("agentmonitors.store")
+log = get_logger("agentmonitors.store")
 
 
 def sweep_suppressions(db: Database, workspace: str | None, now_ms: int) -> None:
