@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,10 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     for name in AGENT_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+    # The installation under test is on PATH, as an installed one is for its user (the
+    # hooks and `doctor` look for `agentmonitors` there); a test wanting otherwise sets it.
+    installed = os.path.dirname(sys.executable)
+    monkeypatch.setenv("PATH", os.pathsep.join([installed, os.environ.get("PATH", os.defpath)]))
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)

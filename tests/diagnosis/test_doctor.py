@@ -70,6 +70,7 @@ BASE_ORDER = [
     "monitors-valid",
     "daemon-reachable",
     "lead-session",
+    "hook-command",
 ]
 TAIL_ORDER = ["transport:hook", "transport:channel", "transport:follow", "delivery-verdict"]
 

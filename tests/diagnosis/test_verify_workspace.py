@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,8 +24,15 @@ def enabled_project(isolated_environment: Path) -> Iterator[Path]:
 
 
 @pytest.mark.slow
-def test_a_scratch_change_is_retracted_and_tombstoned(enabled_project: Path) -> None:
+def test_a_scratch_change_is_retracted_and_tombstoned(
+    enabled_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     work = enabled_project
+    # A temporary folder of this test's own: other tests running beside it make
+    # ``amv-*`` folders in the shared one.
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
     (work / "src").mkdir()
     (work / "src" / "main.ts").write_text("export {}\n")
     scaffold(
@@ -39,8 +45,6 @@ def test_a_scratch_change_is_retracted_and_tombstoned(enabled_project: Path) -> 
     socket = resolve_socket_path(str(work))
     # A real session of the user's, open before the run.
     real = call(socket, "session.open", {"hostSessionId": "real-1", "workspacePath": str(work)})
-
-    scratch_folders = set(Path(tempfile.gettempdir()).glob("amv-*"))
 
     result = verify(work, "ts-files", "--use-workspace-daemon")
 
@@ -58,7 +62,7 @@ def test_a_scratch_change_is_retracted_and_tombstoned(enabled_project: Path) -> 
         keys = [row[0] for row in conn.execute("SELECT object_key FROM object_event_suppressions")]
     assert len(keys) == 1 and "agentmonitors-verify-" in keys[0]
     # Its hook state lives in the one shared file of the data folder, not in /tmp.
-    assert set(Path(tempfile.gettempdir()).glob("amv-*")) <= scratch_folders
+    assert list(private_tmp.glob("amv-*")) == []
     # The throwaway lead was closed.
     sessions = call(socket, "session.list", {})
     assert [item["hostSessionId"] for item in sessions if item["status"] == "active"] == ["real-1"]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions
 from agentmonitors.clock import iso_from_ms
+from agentmonitors.diagnosis.doctor_command import hook_command_check
 from agentmonitors.diagnosis.doctor_monitors import MonitorReading, read_monitors
 from agentmonitors.diagnosis.doctor_transports import (
     BLOCKING,
@@ -281,7 +282,8 @@ def build_report(
     definitions = DefinitionCache(registry).load(ctx.workspace, ctx.monitors_dir)
     leads = _leads(db, ctx.workspace)
     checks = [_project_check(ctx.workspace), *_folder_checks(ctx.monitors_dir, definitions)]
-    checks += [_daemon_check(ctx, leads), _lead_check(ctx, leads), *host_checks(leads)]
+    checks += [_daemon_check(ctx, leads), _lead_check(ctx, leads), hook_command_check()]
+    checks += host_checks(leads)
     readings = _readings(db, registry, definitions, ctx)
     checks += [reading.check for reading in readings]
     expected = Expected(
