@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
@@ -9,8 +10,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from agentmonitors.cli.main import main
 from agentmonitors.daemon import client
-from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE, UNSUPPORTED_REPLY
+from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE, REQUEST_TIMEOUT_S, UNSUPPORTED_REPLY
 from tests.daemon.fake_daemon import FakeDaemon, Responder, reply_with, short_socket_path
 
 
@@ -162,3 +164,45 @@ def test_no_daemon_message_text() -> None:
         "(or it starts automatically when a Claude Code session opens), then run "
         "`agentmonitors daemon status` to see its sessions and events."
     )
+
+
+def test_a_silent_daemon_is_reported_busy_not_missing(
+    fake: Callable[[Responder | None], FakeDaemon],
+    sock: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A daemon that accepts and does not answer in time is there: telling the user
+    to start it would send them the wrong way."""
+    fake(None)  # accepts, then says nothing
+    code = main(["events", "ack", "--session", "S1", "--socket", sock, "--event-ids", "e1"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"Timed out waiting for AgentMon daemon at {sock}: it did not answer" in err
+    assert "No daemon running" not in err
+    assert main(["daemon", "stop", "--socket", sock]) == 1
+    err = capsys.readouterr().err
+    assert "did not answer stop within 2 s" in err and "No daemon running" not in err
+
+
+def test_an_unbounded_list_waits_longer_than_one_request(
+    fake: Callable[[Responder | None], FakeDaemon],
+    sock: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``events list --all`` is as large as the store: a daemon slower than the request
+    timeout to build it still gets to answer; a bounded list does not wait that long."""
+    slower_than_a_request = REQUEST_TIMEOUT_S + 0.5
+
+    def respond(line: bytes, conn: socket.socket) -> None:
+        time.sleep(slower_than_a_request)
+        with contextlib.suppress(BrokenPipeError):  # a client that gave up has gone
+            conn.sendall(json.dumps({"id": json.loads(line)["id"], "result": []}).encode() + b"\n")
+
+    fake(respond)
+    assert (
+        main(["events", "list", "--session", "S1", "--socket", sock, "--all", "--format", "json"])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out) == []
+    assert main(["events", "list", "--session", "S1", "--socket", sock, "--limit", "5"]) == 1
+    assert "Timed out waiting for AgentMon daemon" in capsys.readouterr().err

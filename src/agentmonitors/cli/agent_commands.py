@@ -93,6 +93,10 @@ def scope_pairs(raw: str) -> dict[str, str]:
     return scope
 
 
+# How long ``events list --all`` (or JSON without ``--limit``) waits for its reply.
+UNBOUNDED_LIST_TIMEOUT_S = 30.0
+
+
 def events_list(options: Options) -> int:
     """``events list`` with click's parameter names (``session_id``, ``show_all``, …)."""
     fmt = resolve_format(options.get("output_format"))
@@ -112,7 +116,10 @@ def events_list(options: Options) -> int:
         params["render"] = "toon"
     try:
         socket = manual_socket(options.get("socket"))
-        reply = ask(socket, "events.list", params, as_json=fmt == "json")
+        # An unbounded list is as large as the store: its reply may take longer than
+        # the protocol's request timeout to build and send on a busy machine.
+        waited = UNBOUNDED_LIST_TIMEOUT_S if cap is None else None
+        reply = ask(socket, "events.list", params, as_json=fmt == "json", timeout_s=waited)
     except DaemonCallFailed:
         return 1
     if fmt == "toon" and isinstance(reply, dict) and isinstance(reply.get("rendered"), str):

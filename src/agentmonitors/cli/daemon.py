@@ -306,8 +306,16 @@ def stop(socket: str | None, workspace: str | None, output_format: str) -> int:
     socket_path = resolve_socket_path(resolve_workspace(workspace), socket)
     try:
         answer = call(socket_path, "stop", {})
-    except DaemonConnectionError:
-        click.echo(f"error: {NO_DAEMON_MESSAGE}", err=True)
+    except DaemonConnectionError as error:
+        from agentmonitors.cli.daemon_calls import unreachable_text
+        from agentmonitors.daemon.protocol import REQUEST_TIMEOUT_S
+
+        said = (
+            unreachable_text(socket_path, "stop", REQUEST_TIMEOUT_S)
+            if error.timed_out
+            else NO_DAEMON_MESSAGE
+        )
+        click.echo(f"error: {said}", err=True)
         if as_json:
             click.echo(dump_json({"stopped": False, "pid": None, "socketPath": socket_path}))
         return 1

@@ -25,24 +25,45 @@ def manual_socket(socket: str | None, workspace: str | None = None) -> str:
     )
 
 
+def unreachable_text(socket_path: str, method: str, waited_s: float) -> str:
+    """What to say when a daemon took the connection but did not answer in time: it is
+    there, so the how-to-start message would send the user the wrong way."""
+    return (
+        f"Timed out waiting for AgentMon daemon at {socket_path}: it did not answer"
+        f" {method} within {waited_s:g} s. It may be busy; try again, and run"
+        " `agentmonitors daemon status` if it keeps happening."
+    )
+
+
 class DaemonCallFailed(Exception):
     """Already reported to the user; the command exits 1."""
 
 
-def ask(socket_path: str, method: str, params: dict[str, Any], *, as_json: bool = False) -> Any:
+def ask(
+    socket_path: str,
+    method: str,
+    params: dict[str, Any],
+    *,
+    as_json: bool = False,
+    timeout_s: float | None = None,
+) -> Any:
     """Call the daemon; on failure print the right message and raise ``DaemonCallFailed``.
 
-    A missing daemon gets the how-to-start message on stderr (text even under JSON);
-    an error the daemon reports is printed as is, with the session hint when it is
-    about an unknown session.
+    A missing daemon gets the how-to-start message on stderr (text even under JSON); one
+    that is there but does not answer within ``timeout_s`` (the protocol's request
+    timeout by default) is said to be busy, not missing. An error the daemon reports is
+    printed as is, with the session hint when it is about an unknown session.
     """
     from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call
-    from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
+    from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE, REQUEST_TIMEOUT_S
 
+    waited = REQUEST_TIMEOUT_S if timeout_s is None else timeout_s
     try:
-        return call(socket_path, method, params)
-    except DaemonConnectionError:
-        print_error(NO_DAEMON_MESSAGE)
+        return call(socket_path, method, params, timeout_s=waited)
+    except DaemonConnectionError as error:
+        print_error(
+            unreachable_text(socket_path, method, waited) if error.timed_out else NO_DAEMON_MESSAGE
+        )
         raise DaemonCallFailed from None
     except DaemonError as error:
         message = str(error)
