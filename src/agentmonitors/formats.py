@@ -8,30 +8,38 @@ agent runs after every reminder never loads the encoder (docs/architecture.md,
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import re
+import sys
 from collections.abc import Callable, Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import datetime as _dt
     from typing import Any
 
 
 def format_timestamp(moment: _dt.datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC."""
+    from datetime import UTC
+
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=_dt.UTC)
-    utc = moment.astimezone(_dt.UTC)
+        moment = moment.replace(tzinfo=UTC)
+    utc = moment.astimezone(UTC)
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
 def to_jsonable(value: Any) -> Any:
     """Plain JSON values, with datetimes as ISO-8601 UTC milliseconds."""
-    if isinstance(value, _dt.datetime):
-        return format_timestamp(value)
-    if isinstance(value, _dt.date):
-        return value.isoformat()
+    # No datetime can exist before its module is imported, and most commands never
+    # import it: asking ``sys.modules`` spares them the import (docs/architecture.md,
+    # "Speed").
+    dates = sys.modules.get("datetime")
+    if dates is not None:
+        if isinstance(value, dates.datetime):
+            return format_timestamp(value)
+        if isinstance(value, dates.date):
+            return value.isoformat()
     if isinstance(value, Mapping):
         return {str(key): to_jsonable(item) for key, item in value.items()}
     if isinstance(value, list | tuple):

@@ -8,7 +8,6 @@ source configs) and JSON Schema (third-party source configs) failures both end u
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +63,9 @@ def describe_value(value: Any) -> str:
         if not value:
             return 'empty string ""'
         return f'string "{shown}"' if value.strip() else f'blank string "{shown}"'
+    # Here, not at the top: only a message about a YAML timestamp needs it.
+    import datetime as _dt
+
     if isinstance(value, _dt.datetime):
         return f"timestamp {value.isoformat()} (quote it to make it a string)"
     if isinstance(value, _dt.date):
