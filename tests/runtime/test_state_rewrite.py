@@ -71,12 +71,17 @@ class Files:
         return {"last": row[0], "state": json.loads(row[1])}
 
 
-def test_an_unchanged_state_is_not_rewritten_and_a_change_still_is(tmp_path: Path) -> None:
+def two_files(tmp_path: Path) -> tuple[Path, Files]:
+    """A workspace holding ``a.txt`` and ``b.txt``, and its monitor."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "a.txt").write_text("alpha\n")
     (workspace / "b.txt").write_text("beta\n")
-    files = Files(workspace, tmp_path / "inbox.db")
+    return workspace, Files(workspace, tmp_path / "inbox.db")
+
+
+def test_an_unchanged_state_is_not_rewritten_and_a_change_still_is(tmp_path: Path) -> None:
+    workspace, files = two_files(tmp_path)
     try:
         baseline = files.tick()
         assert baseline.evaluated_monitors == ["files"]
@@ -153,11 +158,7 @@ def test_a_state_rewritten_by_another_writer_is_compared_again(tmp_path: Path) -
     """The token cannot vouch for a state it was not stored with: when another
     implementation rewrites the state (here, with an older hash of ``a.txt``), the
     next tick compares against that state and reports the difference."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "a.txt").write_text("alpha\n")
-    (workspace / "b.txt").write_text("beta\n")
-    files = Files(workspace, tmp_path / "inbox.db")
+    workspace, files = two_files(tmp_path)
     try:
         files.tick()
         assert files.tick().emitted_event_ids == []
