@@ -14,6 +14,11 @@ restored (``touch -r``, ``rsync -t``, an archive extraction): restoring the mtim
 the ctime, as git's index relies on. (The wall clock, not ``context.now_ms``: mtimes
 and ctimes are wall-clock facts.)
 
+Each result also carries a state token (:func:`tree_token`: the matched paths with
+their stat keys) when every file is settled. The runtime stores it beside the state and
+hands it back; when the next walk gives the same token, nothing changed and the stored
+state is not even read (docs/architecture.md, "Speed").
+
 Files are hashed in chunks, so memory does not grow with a file's size; a changed
 file's text (its snapshot, from which diffs are made) is kept only up to
 :data:`SNAPSHOT_CAP_BYTES`.
