@@ -7,10 +7,12 @@ import json
 import socket
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from agentmonitors.cli.main import main
+from agentmonitors.cli.monitor import BUSY_NOTICE
 from agentmonitors.daemon import client
 from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE, REQUEST_TIMEOUT_S, UNSUPPORTED_REPLY
 from tests.daemon.fake_daemon import FakeDaemon, Responder, reply_with, short_socket_path
@@ -206,3 +208,29 @@ def test_an_unbounded_list_waits_longer_than_one_request(
     assert json.loads(capsys.readouterr().out) == []
     assert main(["events", "list", "--session", "S1", "--socket", sock, "--limit", "5"]) == 1
     assert "Timed out waiting for AgentMon daemon" in capsys.readouterr().err
+
+
+def test_monitor_history_and_explain_say_a_silent_daemon_is_busy(
+    fake: Callable[[Responder | None], FakeDaemon],
+    sock: str,
+    capsys: pytest.CaptureFixture[str],
+    isolated_environment: Path,
+) -> None:
+    """They fall back to the stored state, saying why: a busy daemon is not a missing one."""
+    fake(None)
+    assert main(["monitor", "history", "--socket", sock]) == 1
+    err = capsys.readouterr().err
+    assert f"The daemon at {sock} did not answer in time" in err and "No daemon" not in err
+
+    assert main(["init", "--enable-only"]) == 0
+    folder = isolated_environment / ".claude" / "monitors" / "notes"
+    folder.mkdir(parents=True)
+    (folder / "MONITOR.md").write_text(
+        "---\nwatch:\n  type: file-fingerprint\n  globs: 'notes/*.md'\n---\nRead them.\n"
+    )
+    assert main(["daemon", "once"]) == 0
+    capsys.readouterr()
+    assert main(["monitor", "history", "--socket", sock, "--format", "text"]) == 0
+    assert capsys.readouterr().out.startswith(BUSY_NOTICE)
+    assert main(["monitor", "explain", "notes", "--socket", sock, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notice"] == BUSY_NOTICE

@@ -20,6 +20,17 @@ from agentmonitors.cli.output import (
 from agentmonitors.workspace import read_local_state, resolve_workspace
 
 OFFLINE_NOTICE = "No daemon running — showing persisted state from the last tick."
+BUSY_NOTICE = (
+    "The daemon did not answer in time (it may be busy) — showing persisted state from the"
+    " last tick."
+)
+
+
+class Unanswered:
+    """No answer from the daemon: none runs there, or it did not answer in time."""
+
+    def __init__(self, timed_out: bool) -> None:
+        self.notice = BUSY_NOTICE if timed_out else OFFLINE_NOTICE
 
 
 @click.group("monitor", help="Inspect one monitor.")
@@ -31,8 +42,14 @@ command.add_command(test_monitor)
 command.add_command(approve)
 
 
-def _nothing_persisted(workspace: str, socket_path: str) -> str:
+def _nothing_persisted(workspace: str, socket_path: str, unanswered: Unanswered) -> str:
     """What to do when neither a daemon nor the database has anything to show."""
+    if unanswered.notice is BUSY_NOTICE:
+        return (
+            f"The daemon at {socket_path} did not answer in time (it may be busy) and there is"
+            " no persisted state to show. Try again, and run `agentmonitors daemon status` if"
+            " it keeps happening."
+        )
     if read_local_state(workspace).enabled:
         head = "No daemon running for this workspace and no persisted state to show."
         hint = ""
@@ -50,7 +67,7 @@ def _nothing_persisted(workspace: str, socket_path: str) -> str:
 
 
 def ask_daemon(socket_path: str, method: str, params: dict[str, Any]) -> Any:
-    """The daemon's answer, or None when no daemon answers (the caller reads the store).
+    """The daemon's answer, or ``Unanswered`` when none comes (the caller reads the store).
 
     Any other failure (an application error, an older daemon) is raised.
     """
@@ -58,8 +75,8 @@ def ask_daemon(socket_path: str, method: str, params: dict[str, Any]) -> Any:
 
     try:
         return call(socket_path, method, params)
-    except DaemonConnectionError:
-        return None
+    except DaemonConnectionError as error:
+        return Unanswered(error.timed_out)
 
 
 def _open_existing(db_path: str) -> Any:
@@ -147,7 +164,7 @@ def history(
         rows = ask_daemon(socket_path, "history.list", params)
     except DaemonError as error:
         return report_error(f"History failed: {error}", fmt == "json")
-    if rows is not None:
+    if not isinstance(rows, Unanswered):
         if not rows and monitor_id is not None:
             unknown = _unknown_id(monitor_id, workspace_path)
             if unknown is not None:
@@ -177,11 +194,11 @@ def history(
         return report_error(f"History failed: {error}", fmt == "json")
     if not found:
         unknown = None if monitor_id is None else _unknown_id(monitor_id, workspace_path)
-        message = unknown or _nothing_persisted(workspace_path, socket_path)
+        message = unknown or _nothing_persisted(workspace_path, socket_path, rows)
         return report_error(message, fmt == "json")
     if fmt == "toon":
-        click.echo(OFFLINE_NOTICE)
-    emit(found, fmt, lambda: OFFLINE_NOTICE + "\n" + history_text(found))
+        click.echo(rows.notice)
+    emit(found, fmt, lambda: rows.notice + "\n" + history_text(found))
     return 0
 
 
@@ -243,7 +260,7 @@ def explain(
         report = ask_daemon(socket_path, "monitor.explain", params)
     except DaemonError as error:
         return report_error(f"Explain failed: {error}", fmt == "json")
-    if report is not None:
+    if not isinstance(report, Unanswered):
         if _not_defined(report) and not has_persisted_state(report):
             return report_error(report["stages"][0]["reason"], fmt == "json")
         emit(report, fmt, lambda: render_explain_text(report))
@@ -282,10 +299,10 @@ def explain(
         or offline["stages"][0]["status"] == "pending"
     )  # awaiting the user's approval
     if not definition_failed and not has_persisted_state(offline):
-        return report_error(_nothing_persisted(workspace_path, socket_path), fmt == "json")
+        return report_error(_nothing_persisted(workspace_path, socket_path, report), fmt == "json")
     if definition_failed:
         emit(offline, fmt, lambda: render_explain_text(offline))
         return 0
-    noticed = {"notice": OFFLINE_NOTICE, **offline}
-    emit(noticed, fmt, lambda: OFFLINE_NOTICE + "\n" + render_explain_text(offline))
+    noticed = {"notice": report.notice, **offline}
+    emit(noticed, fmt, lambda: report.notice + "\n" + render_explain_text(offline))
     return 0
