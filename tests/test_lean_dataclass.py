@@ -131,3 +131,24 @@ def test_mistakes_are_refused_as_the_standard_library_refuses_them() -> None:
         @dataclass
         class Child(Bag):
             more: int = 0
+
+
+def test_field_names_never_clash_with_the_generated_helpers() -> None:
+    @dataclass(frozen=True)
+    class Awkward:
+        d_x: int = 5
+        x: int = field(default=7, init=False)
+        f_y: list[int] = field(default_factory=list)
+        y: list[int] = field(default_factory=lambda: [9], init=False)
+        setter: str = "s"
+        MISSING: str = "m"
+
+    assert asdict(Awkward()) == {
+        "d_x": 5,
+        "x": 7,
+        "f_y": [],
+        "y": [9],
+        "setter": "s",
+        "MISSING": "m",
+    }
+    assert Awkward(1, [2], "t", "n").f_y == [2]

@@ -127,39 +127,41 @@ def _check_order(specs: tuple[Field, ...]) -> None:
 
 def _init_of(cls: type, specs: tuple[Field, ...], frozen: bool) -> Callable[..., None]:
     """``__init__`` compiled for this field list (one ``exec``)."""
-    names: dict[str, Any] = {"MISSING": MISSING, "setter": object.__setattr__}
+    # Helper names no field can take (fields are identifiers the class author wrote).
+    names: dict[str, Any] = {"__lean_missing__": MISSING, "__lean_set__": object.__setattr__}
     parameters: list[str] = []
     body: list[str] = []
     for spec in specs:
         if spec.init:
             if spec.default is not MISSING:
-                names[f"d_{spec.name}"] = spec.default
-                parameters.append(f"{spec.name}=d_{spec.name}")
+                names[f"__lean_d_{spec.name}"] = spec.default
+                parameters.append(f"{spec.name}=__lean_d_{spec.name}")
             elif spec.default_factory is not MISSING:
-                names[f"f_{spec.name}"] = spec.default_factory
-                parameters.append(f"{spec.name}=MISSING")
+                names[f"__lean_f_{spec.name}"] = spec.default_factory
+                parameters.append(f"{spec.name}=__lean_missing__")
             else:
                 parameters.append(spec.name)
             value = (
-                f"f_{spec.name}() if {spec.name} is MISSING else {spec.name}"
+                f"__lean_f_{spec.name}() if {spec.name} is __lean_missing__ else {spec.name}"
                 if spec.default_factory is not MISSING
                 else spec.name
             )
         elif spec.default is not MISSING:
-            names[f"d_{spec.name}"] = spec.default
-            value = f"d_{spec.name}"
+            names[f"__lean_d_{spec.name}"] = spec.default
+            value = f"__lean_d_{spec.name}"
         elif spec.default_factory is not MISSING:
-            names[f"f_{spec.name}"] = spec.default_factory
-            value = f"f_{spec.name}()"
+            names[f"__lean_f_{spec.name}"] = spec.default_factory
+            value = f"__lean_f_{spec.name}()"
         else:
             continue  # set by __post_init__
         if frozen:
-            body.append(f"  setter(self, {spec.name!r}, {value})")
+            body.append(f"  __lean_set__(self, {spec.name!r}, {value})")
         else:
             body.append(f"  self.{spec.name} = {value}")
     if hasattr(cls, "__post_init__"):
         body.append("  self.__post_init__()")
     source = f"def __init__(self, {', '.join(parameters)}):\n" + ("\n".join(body) or "  pass")
+    # The source holds only the class's own field names and the helpers above.
     exec(source, names)
     init: Callable[..., None] = names["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
