@@ -22,6 +22,7 @@ from agentmonitors.monitor.model import MonitorDefinition
 from agentmonitors.monitor.parse import parse_monitor_file
 from agentmonitors.sources.command_poll import CommandPollSource
 from agentmonitors.sources.observation import Observation, ObservationContext
+from agentmonitors.sources.permit import TRUSTED
 from tests.catalog import gh_stub
 
 ME = "octo-me"
@@ -167,6 +168,7 @@ class Scaffolded:
             now_ms=int(now_s * 1000),
             workspace_path=str(self.workspace),
             monitor_id=self.key,
+            permit=TRUSTED,
         )
         result = asyncio.run(CommandPollSource().observe(dict(self.config), context))
         self.state = result.next_state

@@ -15,6 +15,7 @@ import pytest
 
 from agentmonitors.sources.command_poll import CommandPollSource
 from agentmonitors.sources.observation import ObservationContext
+from agentmonitors.sources.permit import TRUSTED
 from tests.catalog.pr_fixtures import (
     HOUR,
     ME,
@@ -451,7 +452,7 @@ def test_a_command_sees_the_observations_time_and_an_authored_value_wins(
     argv = ["sh", "-c", 'printf %s "$AGENTMONITORS_NOW"']
 
     def run(config: dict[str, object]) -> str:
-        context = ObservationContext(None, T0 * 1000 + 999, str(workspace), "now")
+        context = ObservationContext(None, T0 * 1000 + 999, str(workspace), "now", permit=TRUSTED)
         state = asyncio.run(source.observe(config, context)).next_state
         return str(state["stdout"])
 

@@ -50,8 +50,8 @@ def test_a_daemon_reports_a_signed_out_gh_at_once_then_ages_out_a_merge(
     workspace: Path,
     tmp_path: Path,
 ) -> None:
-    assert run_cli("init", "reviews", "--type", "pr-review").code == 0
-    assert run_cli("init", "mine", "--type", "my-prs").code == 0
+    assert run_cli("init", "reviews", "--yes", "--type", "pr-review").code == 0
+    assert run_cli("init", "mine", "--yes", "--type", "my-prs").code == 0
     github = GitHub(tool_bin(tmp_path / "tools"))
     github.mode = "signed-out"
     github.put(

@@ -265,7 +265,7 @@ def test_once_keeps_a_failing_monitors_backoff_unless_forced(
     past = time.time() - 60
     os.utime(folder / "MONITOR.md", (past, past))
     # A project monitor that fetches a URL runs once the user approved it.
-    assert run_cli("monitor", "approve", "down").code == 0
+    assert run_cli("monitor", "approve", "--yes", "down").code == 0
 
     first = once(root)
     assert errored(first) == ["down"]

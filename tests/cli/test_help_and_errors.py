@@ -158,7 +158,7 @@ FAILURES = [
     pytest.param(["source", "remove", "file-fingerprint"], id="source-remove-bundled"),
     pytest.param(["source", "update", "no-such-source"], id="source-update-unknown"),
     pytest.param(["init", "../bad name"], id="init-bad-name"),
-    pytest.param(["init", "--yes", "docs"], id="init-yes-with-name"),
+    pytest.param(["init", "--enable-only", "docs"], id="init-enable-only-with-name"),
 ]
 
 

@@ -13,7 +13,7 @@ Run = Callable[..., CliResult]
 
 @pytest.mark.parametrize("source_type", SOURCE_TYPES)
 def test_init_then_validate_passes_for_every_type(run_cli: Run, source_type: str) -> None:
-    created = run_cli("init", "watcher", "--type", source_type)
+    created = run_cli("init", "watcher", "--yes", "--type", source_type)
     assert created.code == 0, created.err
     assert "Created monitor: .claude/monitors/watcher/MONITOR.md" in created.out
     text = Path(".claude/monitors/watcher/MONITOR.md").read_text()
@@ -28,10 +28,10 @@ def test_init_then_validate_passes_for_every_type(run_cli: Run, source_type: str
 
 
 def test_init_refuses_to_overwrite(run_cli: Run) -> None:
-    assert run_cli("init", "a").code == 0
+    assert run_cli("init", "a", "--yes").code == 0
     path = Path(".claude/monitors/a/MONITOR.md")
     path.write_text("mine")
-    again = run_cli("init", "a", "--type", "schedule")
+    again = run_cli("init", "a", "--yes", "--type", "schedule")
     assert again.code == 1
     assert "Monitor already exists: .claude/monitors/a/MONITOR.md" in again.err
     assert path.read_text() == "mine"
@@ -78,7 +78,7 @@ def test_init_command_seed_keeps_argv_tokens(run_cli: Run) -> None:
 
 
 def test_untouched_command_poll_scaffold_warns_without_failing(run_cli: Run) -> None:
-    run_cli("init", "upstream", "--type", "command-poll")
+    run_cli("init", "upstream", "--yes", "--type", "command-poll")
     result = run_cli("validate", "--format", "json")
     assert result.code == 0
     report = result.json()
@@ -106,7 +106,7 @@ def test_init_rejects_bad_seeds_and_writes_nothing(
 
 
 def test_init_unknown_type_is_a_usage_error(run_cli: Run) -> None:
-    result = run_cli("init", "x", "--type", "carrier-pigeon")
+    result = run_cli("init", "x", "--yes", "--type", "carrier-pigeon")
     assert result.code == 1
     assert result.err.startswith("error: ")
     assert len(result.err.strip().splitlines()) == 1
@@ -121,7 +121,7 @@ def test_init_from_a_subfolder_uses_the_project_root(
     sub.mkdir(parents=True)
     monkeypatch.chdir(sub)
     monkeypatch.setenv("PWD", str(sub))
-    assert run_cli("init", "rooted").code == 0
+    assert run_cli("init", "rooted", "--yes").code == 0
     assert (isolated_environment / ".claude/monitors/rooted/MONITOR.md").is_file()
 
 

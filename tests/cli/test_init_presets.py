@@ -17,7 +17,7 @@ CURATED = {"pr-review": "PRs awaiting my review", "my-prs": "My PRs that need me
 
 @pytest.mark.parametrize("preset", ["pr-review", "my-prs"])
 def test_init_a_preset_then_validate_passes(run_cli: Run, preset: str) -> None:
-    created = run_cli("init", "x", "--type", preset)
+    created = run_cli("init", "x", "--yes", "--type", preset)
     assert created.code == 0, created.err
     assert "Created monitor: .claude/monitors/x/MONITOR.md" in created.out
     assert "gh auth login" in created.out  # what it needs, instead of "edit it"
@@ -37,7 +37,7 @@ def test_init_a_preset_then_validate_passes(run_cli: Run, preset: str) -> None:
 
 def test_name_and_urgency_seeds_replace_the_presets_own(run_cli: Run) -> None:
     created = run_cli(
-        "init", "mine", "--type", "my-prs", "--name", "Mine: 'all'", "--urgency", "low"
+        "init", "mine", "--yes", "--type", "my-prs", "--name", "Mine: 'all'", "--urgency", "low"
     )
     assert created.code == 0, created.err
     text = Path(".claude/monitors/mine/MONITOR.md").read_text()
@@ -53,7 +53,7 @@ def test_name_and_urgency_seeds_replace_the_presets_own(run_cli: Run) -> None:
     ("flag", "value"), [("--command", "gh"), ("--glob", "*.md")], ids=["command", "glob"]
 )
 def test_a_presets_watch_block_cannot_be_seeded(run_cli: Run, flag: str, value: str) -> None:
-    result = run_cli("init", "x", "--type", "pr-review", flag, value)
+    result = run_cli("init", "x", "--yes", "--type", "pr-review", flag, value)
     assert result.code == 1
     assert result.out == ""
     assert result.err.startswith(f"error: {flag} is not supported for --type pr-review (")
@@ -71,7 +71,7 @@ def test_the_bootstrap_scaffolds_a_preset_and_validates_it(run_cli: Run) -> None
 
 
 def test_an_unknown_type_lists_the_presets_too(run_cli: Run) -> None:
-    result = run_cli("init", "x", "--type", "pr-reviews")
+    result = run_cli("init", "x", "--yes", "--type", "pr-reviews")
     assert result.code == 1
     assert result.err.strip().endswith("; or a preset: pr-review, my-prs")
     assert len(result.err.strip().splitlines()) == 1

@@ -104,7 +104,7 @@ def test_a_project_command_runs_only_after_approval_and_again_after_an_edit(
     assert "agentmonitors monitor approve poller" in text.stdout
     assert not marker.exists()
 
-    approved = run_cli("monitor", "approve", "poller", "--format", "json")
+    approved = run_cli("monitor", "approve", "--yes", "poller", "--format", "json")
     assert approved.code == 0, approved.err
     assert [row["monitorId"] for row in approved.json()["approved"]] == ["poller"]
     assert approved.json()["approved"][0]["reach"]["argv"][0] == "sh"
@@ -134,7 +134,7 @@ def test_a_glob_leaving_the_workspace_waits_for_approval(project: Path, run_cli:
     assert first["emittedEventIds"] == []
     assert run_cli("monitor", "history", "peek", "--format", "json").code == 1
 
-    assert run_cli("monitor", "approve", "--all").code == 0
+    assert run_cli("monitor", "approve", "--yes", "--all").code == 0
     second = once_json(project)
     assert "peek" in second["evaluatedMonitors"]
     history = run_cli("monitor", "history", "peek", "--format", "json")
@@ -162,7 +162,7 @@ def test_a_glob_through_a_symlink_out_of_the_workspace_waits_then_is_followed(
     add_monitor(project, "peek", OUTSIDE_MONITOR.replace("../outside/*", "linked/*"))
     assert {"monitorId": "peek", "reason": BLOCKED} in once_json(project)["skippedMonitors"]
 
-    assert run_cli("monitor", "approve", "peek").code == 0
+    assert run_cli("monitor", "approve", "--yes", "peek").code == 0
     assert "peek" in once_json(project)["evaluatedMonitors"]
     settled(outside / "new.txt", "later\n")
     # The next run once its 1 s interval is up reports the new outside file.
@@ -182,7 +182,7 @@ def test_a_user_scope_monitor_runs_unapproved(project: Path, isolated_environmen
 
 @pytest.mark.slow
 def test_a_monitor_the_user_scaffolds_runs_without_approval(project: Path, run_cli: Run) -> None:
-    created = run_cli("init", "upstream", "--type", "command-poll")
+    created = run_cli("init", "upstream", "--yes", "--type", "command-poll")
     assert created.code == 0, created.err
     assert "Approved as created" in created.out
     assert "agentmonitors monitor approve upstream" in created.out
@@ -201,7 +201,7 @@ def test_approve_list_shows_what_is_approved_and_what_waits(project: Path, run_c
         ),
     )
     add_monitor(project, "notes", INSIDE_MONITOR)
-    assert run_cli("monitor", "approve", "first").code == 0
+    assert run_cli("monitor", "approve", "--yes", "first").code == 0
 
     listing = run_cli("monitor", "approve", "--list", "--format", "json")
     assert listing.code == 0, listing.err
@@ -222,7 +222,7 @@ def test_approve_list_shows_what_is_approved_and_what_waits(project: Path, run_c
 
 def test_the_ledger_is_owner_only_and_outside_the_repository(project: Path, run_cli: Run) -> None:
     add_monitor(project, "first", MARKER_MONITOR.format(marker="/tmp/never-c"))
-    assert run_cli("monitor", "approve", "first").code == 0
+    assert run_cli("monitor", "approve", "--yes", "first").code == 0
     path = Path(ledger_path(str(project)))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
@@ -232,14 +232,14 @@ def test_the_ledger_is_owner_only_and_outside_the_repository(project: Path, run_
 def test_approve_names_what_it_cannot_approve(project: Path, run_cli: Run) -> None:
     add_monitor(project, "first", MARKER_MONITOR.format(marker="/tmp/never-d"))
     add_monitor(project, "notes", INSIDE_MONITOR)
-    unknown = run_cli("monitor", "approve", "nope")
+    unknown = run_cli("monitor", "approve", "--yes", "nope")
     assert unknown.code == 1
     assert unknown.err.startswith('error: Unknown monitor id "nope"')
     assert "first" in unknown.err
-    neither = run_cli("monitor", "approve")
+    neither = run_cli("monitor", "approve", "--yes")
     assert (neither.code, neither.err.count("\n")) == (1, 1)
     assert neither.err.startswith("error: monitor approve takes")
-    inside = run_cli("monitor", "approve", "notes")
+    inside = run_cli("monitor", "approve", "--yes", "notes")
     assert inside.code == 0
     assert "needs no approval" in inside.out
 
@@ -265,7 +265,7 @@ def test_validate_passes_a_waiting_monitor_and_says_it_waits(project: Path, run_
     as_json = run_cli("validate", "--format", "json")
     assert as_json.code == 0
     assert [item["id"] for item in as_json.json()["awaitingApproval"]] == ["first"]
-    assert run_cli("monitor", "approve", "first").code == 0
+    assert run_cli("monitor", "approve", "--yes", "first").code == 0
     after = run_cli("validate", "--format", "text")
     assert "awaiting approval" not in after.out
     assert run_cli("validate", "--format", "json").json()["awaitingApproval"] == []

@@ -88,13 +88,15 @@ EXPECTED = {
 def test_a_fresh_scaffold_passes_monitor_test(
     project: Path, run_cli: Run, status_server: str, source_type: str
 ) -> None:
-    created = run_cli("init", "probe", "--type", source_type)
+    created = run_cli("init", "probe", "--yes", "--type", source_type)
     assert created.code == 0, created.err
     path = project / ".claude" / "monitors" / "probe" / "MONITOR.md"
     if source_type == "api-poll":
         text = path.read_text()
         assert "https://example.com/status.json" in text
         path.write_text(text.replace("https://example.com/status.json", status_server))
+        # Another host than the one approved at init: the user approves the edit.
+        assert run_cli("monitor", "approve", "--yes", "probe").code == 0
 
     result = run_cli("monitor", "test", str(path))
     assert result.code == 0, result.out + result.err

@@ -241,7 +241,7 @@ def test_the_daemon_wakes_for_intervals_shorter_than_its_poll(workspace: Workspa
         "  interval: 1s\n---\nTick.\n"
     )
     # A project command runs once the user approved it, as they would.
-    assert main(["monitor", "approve", "clock", "--workspace", str(workspace.root)]) == 0
+    assert main(["monitor", "approve", "--yes", "clock", "--workspace", str(workspace.root)]) == 0
     workspace.start()
     rows = wait_for(
         lambda: (

@@ -50,7 +50,7 @@ def add_monitor(root: Path, monitor_id: str, frontmatter: str, body: str = "Reac
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "MONITOR.md").write_text(f"---\n{frontmatter.strip()}\n---\n{body}\n")
     # The user wrote it: they approve what it runs or fetches, as they would.
-    assert main(["monitor", "approve", "--all", "--workspace", str(root)]) == 0
+    assert main(["monitor", "approve", "--yes", "--all", "--workspace", str(root)]) == 0
 
 
 # --------------------------------------------------------------------------- api-poll

@@ -136,7 +136,7 @@ def test_an_enabled_project_without_a_daemon_or_session_passes_with_idle_checks(
     run_cli: Run, isolated_environment: Path
 ) -> None:
     assert run_cli("init", "--enable-only").code == 0
-    assert run_cli("init", "notes", "--type", "file-fingerprint").code == 0
+    assert run_cli("init", "notes", "--yes", "--type", "file-fingerprint").code == 0
     code, report = doctor(run_cli)
     assert code == 0, report
     assert_shape(report, ["notes"])

@@ -64,7 +64,7 @@ def test_a_project_monitor_awaiting_approval_names_the_approve_command(
     assert row["blocked"] == "blocked: awaiting-approval"
     assert check(report, "monitors-valid")["detail"] == "1 valid monitor(s), 1 awaiting approval"
 
-    assert run_cli("monitor", "approve", "poll").code == 0
+    assert run_cli("monitor", "approve", "--yes", "poll").code == 0
     _, report = doctor(run_cli)
     assert check(report, "monitor:poll")["detail"] == "valid; not observed yet"
 

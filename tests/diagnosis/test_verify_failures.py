@@ -238,7 +238,7 @@ def test_a_first_observation_that_errors_fails_at_baseline(isolated_environment:
             r"interval: 5m": "interval: 1s",
         },
     )
-    assert agentmonitors(work, "monitor", "approve", "status").returncode == 0
+    assert agentmonitors(work, "monitor", "approve", "--yes", "status").returncode == 0
 
     result = verify(work, "status", "--trigger-cmd", "true")
 

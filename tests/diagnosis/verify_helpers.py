@@ -36,7 +36,7 @@ def scaffold(work: Path, monitor_id: str, source: str, edits: dict[str, str]) ->
 
 
 def approve(work: Path, monitor_id: str) -> None:
-    done = agentmonitors(work, "monitor", "approve", monitor_id)
+    done = agentmonitors(work, "monitor", "approve", "--yes", monitor_id)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

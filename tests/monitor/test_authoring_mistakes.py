@@ -182,7 +182,7 @@ def test_a_composite_part_url_must_be_http_or_https(
 
 
 def test_the_incoming_changes_scaffold_follows_head(run_cli: Run) -> None:
-    created = run_cli("init", "pulls", "--type", "incoming-changes")
+    created = run_cli("init", "pulls", "--yes", "--type", "incoming-changes")
     assert created.code == 0, created.err
     text = Path(".claude/monitors/pulls/MONITOR.md").read_text()
     assert "\n  branch:" not in text

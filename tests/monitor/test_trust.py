@@ -55,7 +55,13 @@ def test_api_poll_is_keyed_by_scheme_and_host_never_path_query_or_userinfo(
     assert reach_of(traits("api-poll"), other_path, workspace) == reach
     composite = {
         "change-detection": {
-            "composite": {"parts": [{"url": "http://127.0.0.1:9/a"}, {"url": "http://b.test/x"}]}
+            "composite": {
+                "object-key": "k",
+                "parts": [
+                    {"id": "a", "url": "http://127.0.0.1:9/a"},
+                    {"id": "b", "url": "http://b.test/x"},
+                ],
+            }
         }
     }
     assert reach_of(traits("api-poll"), composite, workspace) == {

@@ -23,6 +23,7 @@ from agentmonitors.runtime.tick import Runtime
 from agentmonitors.sources.api_poll import ApiPollSource
 from agentmonitors.sources.http_fetch import FetchError, fetch, open_client
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
+from agentmonitors.sources.permit import TRUSTED
 from agentmonitors.sources.registry import bundled_registry
 from agentmonitors.store.database import Database
 
@@ -125,7 +126,7 @@ class Poller:
         self.state: Any = None
 
     def poll(self) -> ObservationResult:
-        context = ObservationContext(self.state, 0, None, "m")
+        context = ObservationContext(self.state, 0, None, "m", permit=TRUSTED)
         result = asyncio.run(self.source.observe(self.config, context))
         if result.has_next_state:
             self.state = result.next_state
@@ -395,7 +396,7 @@ def test_fetch_deadline_is_one_budget_for_every_phase(server: Server) -> None:
     async def go() -> str:
         async with open_client(300) as client:
             with pytest.raises(FetchError) as caught:
-                await fetch(client, server.url("/t"), timeout_ms=300)
+                await fetch(client, server.url("/t"), timeout_ms=300, permit=TRUSTED)
             return str(caught.value)
 
     assert asyncio.run(go()).endswith("timed out after 300ms")
@@ -543,7 +544,7 @@ def test_tokens_never_reach_the_database_or_the_logs(
         "---\nLook.\n"
     )
     # A project monitor that fetches a URL runs once the user approved it.
-    assert main(["monitor", "approve", "api", "--workspace", str(workspace)]) == 0
+    assert main(["monitor", "approve", "--yes", "api", "--workspace", str(workspace)]) == 0
     db_path = tmp_path / "data" / "inbox.db"
     db = Database(str(db_path))
     clock = ManualClock(1_780_000_000_000)

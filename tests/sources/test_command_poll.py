@@ -21,6 +21,7 @@ from agentmonitors.sources import command_exec
 from agentmonitors.sources.command_exec import STDOUT_CAP_BYTES, CommandFailure, run_command
 from agentmonitors.sources.command_poll import CommandPollSource, resolve_cwd
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
+from agentmonitors.sources.permit import TRUSTED
 from agentmonitors.sources.registry import bundled_registry
 from agentmonitors.store.database import Database
 from tests.conftest import CliResult
@@ -37,6 +38,7 @@ def observe(
         now_ms=START,
         workspace_path=str(workspace) if workspace is not None else None,
         monitor_id="cmd",
+        permit=TRUSTED,
     )
     return asyncio.run(CommandPollSource().observe(dict(config), context))
 
@@ -469,7 +471,9 @@ def test_a_grandchild_ignoring_sigterm_is_dead_when_the_run_returns(
     pid_file = tmp_path / "stubborn.pid"
     # The shell exits on SIGTERM at once; only its child ignores it.
     script = f"'{PY}' -c \"{STUBBORN.format(pid_file=str(pid_file))}\" & wait"
-    outcome = asyncio.run(run_command(["sh", "-c", script], cwd=None, env=None, timeout_ms=1000))
+    outcome = asyncio.run(
+        run_command(["sh", "-c", script], cwd=None, env=None, timeout_ms=1000, permit=TRUSTED)
+    )
     assert isinstance(outcome, CommandFailure)
     assert outcome.error == "Command timed out after 1000ms"
     # Not "soon after": nothing the run started may outlive it.
@@ -505,7 +509,7 @@ def test_daemon_once_leaves_no_term_ignoring_grandchild_behind(tmp_path: Path) -
     )
     env = {**os.environ, "AGENTMONITORS_DB": str(tmp_path / "inbox.db")}
     # A project command runs once the user approved it, as they would.
-    approve = [PY, "-m", "agentmonitors", "monitor", "approve", "slow"]
+    approve = [PY, "-m", "agentmonitors", "monitor", "approve", "--yes", "slow"]
     approve += ["--workspace", str(workspace)]
     subprocess.run(approve, cwd=workspace, env=env, timeout=60, check=True)
     once = subprocess.run(
@@ -588,7 +592,7 @@ def test_cancelling_observe_kills_the_command(tmp_path: Path) -> None:
 
     async def cancel_midway() -> None:
         task = asyncio.create_task(
-            run_command(["sh", "-c", script], cwd=None, env=None, timeout_ms=60_000)
+            run_command(["sh", "-c", script], cwd=None, env=None, timeout_ms=60_000, permit=TRUSTED)
         )
         read = await asyncio.to_thread(read_pid, pid_file)
         task.cancel()
@@ -609,7 +613,12 @@ def test_init_then_real_ticks_report_a_changed_command(
     (workspace / "status.txt").write_text("green\n")
     argv = [PY, "-c", "print(open('status.txt').read().strip())"]
     created = run_cli(
-        "init", "x", "--type", "command-poll", *(arg for a in argv for arg in ("--command", a))
+        "init",
+        "x",
+        "--yes",
+        "--type",
+        "command-poll",
+        *(arg for a in argv for arg in ("--command", a)),
     )
     assert created.code == 0, created.err
     assert (workspace / ".claude" / "monitors" / "x" / "MONITOR.md").is_file()

@@ -16,6 +16,7 @@ import pytest
 
 from agentmonitors.sources.file_fingerprint import FileFingerprintSource
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
+from agentmonitors.sources.permit import TRUSTED
 
 HOUR_AGO_NS = time.time_ns() - 3600 * 1_000_000_000
 
@@ -58,6 +59,7 @@ class Monitor:
             now_ms=1_700_000_000_000,
             workspace_path=str(self.workspace) if self.workspace is not None else None,
             monitor_id=self.monitor_id,
+            permit=TRUSTED,
         )
         result = asyncio.run(self.source.observe(self.config, context))
         if result.has_next_state:

@@ -18,6 +18,7 @@ from agentmonitors.sources import git_refs
 from agentmonitors.sources.base import validate_scope
 from agentmonitors.sources.incoming_changes import IncomingChangesSource, change_kind
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
+from agentmonitors.sources.permit import TRUSTED
 from agentmonitors.sources.registry import bundled_registry
 from agentmonitors.store.database import Database
 
@@ -101,7 +102,9 @@ class Repos:
 
 
 def run(config: dict[str, Any], state: Any, workspace: Path) -> ObservationResult:
-    context = ObservationContext(previous_state=state, now_ms=0, workspace_path=str(workspace))
+    context = ObservationContext(
+        previous_state=state, now_ms=0, workspace_path=str(workspace), permit=TRUSTED
+    )
     return asyncio.run(IncomingChangesSource().observe(config, context))
 
 

@@ -48,12 +48,13 @@ if change == "http":
     config = {**config, "url": f"http://127.0.0.1:{httpd.server_address[1]}/status"}
 
 from agentmonitors.sources.observation import ObservationContext
+from agentmonitors.sources.permit import TRUSTED
 
 source = getattr(importlib.import_module(module_name), class_name)()
 
 
 def observe(state, now_ms):
-    context = ObservationContext(state, now_ms, workdir, "m")
+    context = ObservationContext(state, now_ms, workdir, "m", permit=TRUSTED)
     return asyncio.run(source.observe(config, context))
 
 

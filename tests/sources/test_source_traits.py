@@ -153,7 +153,7 @@ def test_init_of_a_source_without_a_template_lists_its_keys(
     (site / "bare_source.py").write_text(_BARE_MODULE)
     write_dist_info(site, "zz-bare", "1.0", {"bare": "bare_source:Bare"})
     try:
-        created = run_cli("init", "topic", "--type", "bare")
+        created = run_cli("init", "topic", "--yes", "--type", "bare")
     finally:
         sys.modules.pop("bare_source", None)
     assert created.code == 0, created.err
@@ -183,7 +183,7 @@ class Bare:
 
 
 def test_init_writes_the_sources_own_template(site: Path, project: Path, run_cli: Run) -> None:
-    created = run_cli("init", "notes", "--type", "example-notes")
+    created = run_cli("init", "notes", "--yes", "--type", "example-notes")
     assert created.code == 0, created.err
     text = (project / ".claude/monitors/notes/MONITOR.md").read_text()
     assert text == (
@@ -197,13 +197,13 @@ def test_init_writes_the_sources_own_template(site: Path, project: Path, run_cli
     validated = run_cli("validate", "--format", "json")
     assert validated.json()["valid"] == 1, validated.out
     # It takes no --glob: the message names the sources that do, plugins included.
-    seeded = run_cli("init", "other", "--type", "example-notes", "--glob", "*.md")
+    seeded = run_cli("init", "other", "--yes", "--type", "example-notes", "--glob", "*.md")
     assert seeded.code == 1
     assert seeded.err == (
         "error: --glob is not supported for --type example-notes (it seeds watch.globs for "
         "file-fingerprint and watch.paths for incoming-changes)\n"
     )
-    unknown = run_cli("init", "other", "--type", "example-nope")
+    unknown = run_cli("init", "other", "--yes", "--type", "example-nope")
     assert unknown.code == 1
     assert unknown.err.startswith('error: Unknown --type "example-nope". Choose one of: ')
     assert unknown.err.rstrip().endswith(
@@ -302,7 +302,7 @@ def test_the_daemon_schedules_hints_and_gates_the_source_as_it_says(
     ]
 
     # Once approved, the outside monitor runs on the next tick.
-    assert main(["monitor", "approve", "shared", "--workspace", str(project)]) == 0
+    assert main(["monitor", "approve", "--yes", "shared", "--workspace", str(project)]) == 0
     assert "shared" in daemon.tick()["evaluatedMonitors"]
 
 

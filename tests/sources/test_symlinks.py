@@ -188,12 +188,12 @@ def test_a_workspace_reached_through_a_symlink_is_still_inside(
 def test_links_within_an_outside_folder_the_definition_names_stay_followed(
     layout: tuple[Path, Path],
 ) -> None:
-    # Reading ../outside is the definition's own choice (gated by approval elsewhere);
-    # a link that stays inside what it names is no escape.
+    # Reading ../outside is the definition's own choice, once approved; a link that
+    # stays inside what it names is no escape.
     workspace, outside = layout
     (outside / "alias.txt").symlink_to(outside / "secret.txt")
 
-    result = observe(workspace, "../outside/*.txt")
+    result = observe(workspace, "../outside/*.txt", approved=[outside])
 
     assert sorted(fingerprints(result)) == [
         str(outside / "alias.txt"),
@@ -267,7 +267,7 @@ def test_a_link_into_an_outside_folder_the_definition_names_is_followed(
     link = workspace / "notes" / "ext"
     link.symlink_to(outside)
 
-    result = observe(workspace, ["notes/*/*.txt", "../outside/*.txt"])
+    result = observe(workspace, ["notes/*/*.txt", "../outside/*.txt"], approved=[outside])
 
     assert sorted(fingerprints(result)) == sorted(
         [str(link / "secret.txt"), str(outside / "secret.txt")]

@@ -79,7 +79,7 @@ def test_session_start_names_the_waiting_monitors_in_one_line(
     assert code == 0
     assert "blocked: awaiting-approval (never run until the user approves): ['poller']" in err
 
-    assert run_cli("monitor", "approve", "poller").code == 0
+    assert run_cli("monitor", "approve", "--yes", "poller").code == 0
     assert "poller" in call(project.socket, "daemon.tick", {})["evaluatedMonitors"]
     assert marker.exists()
     assert "approval" not in start_context(project, "host-2")

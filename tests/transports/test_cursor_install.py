@@ -95,7 +95,7 @@ def test_host_goes_with_init_without_a_name(isolated_environment: Path, run_cli:
     result = run_cli("init", "notes", "--host", "cursor")
     assert result.code == 1
     assert result.err.strip() == (
-        "error: --enable-only, --yes and --host apply only to `init` without a name"
+        "error: --enable-only and --host apply only to `init` without a name"
     )
     assert not hooks_file(isolated_environment).exists()
 

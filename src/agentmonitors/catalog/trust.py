@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from agentmonitors.digests import sha256
 from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.paths import prepare_private_dir
+from agentmonitors.sources.permit import Permit
 from agentmonitors.sources.traits import Approval
 from agentmonitors.workspace import user_monitors_dir, workspace_data_dir, write_private_file
 
@@ -34,10 +35,21 @@ if TYPE_CHECKING:
 BLOCKED_REASON = "blocked: awaiting-approval"
 LEDGER_NAME = "approvals.json"
 LEDGER_VERSION = 1
-
-
-def approve_command(monitor_id: str) -> str:
-    return f"agentmonitors monitor approve {monitor_id}"
+# The variables agent hosts set in the processes they start (a hook, a tool's command):
+# approval is the user's act, so it is refused where one of these says an agent runs it.
+AGENT_VARIABLES = (
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_SANDBOX",
+    "CODEX_THREAD_ID",
+    "CODEX_MANAGED_BY_NPM",
+    "CURSOR_AGENT",
+    "GEMINI_CLI",
+    "OPENCODE",
+    "OPENCODE_SERVER",
+    "AIDER_MODEL",
+)
 
 
 @dataclass(frozen=True)
@@ -50,25 +62,64 @@ class Requirement:
     digest: str
     # Completes "this monitor ...": what approval lets it do (the source words it).
     described: str = ""
+    # What the choke points may then allow (sources/permit.py), from the source's Approval.
+    approval: Approval | None = None
 
     def summary(self) -> str:
         """One line naming what approval lets the monitor do."""
         return self.described
 
 
-def digest_of(source_name: str, reach: Mapping[str, Any]) -> str:
-    canonical = json.dumps(
-        {"source": source_name, "reach": reach},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+def digest_of(
+    source_name: str, reach: Mapping[str, Any], private: Mapping[str, Any] | None = None
+) -> str:
+    """The approval key: a sha256 of the canonical reach and, when there is one, of the
+    private part (env values, headers, credentials), which is never stored itself."""
+    document: dict[str, Any] = {"source": source_name, "reach": reach}
+    if private:
+        document["private"] = private
+    canonical = json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def agent_variable() -> str | None:
+    """The first agent-host variable set in this process's environment, or None."""
+    for name in AGENT_VARIABLES:
+        if os.environ.get(name):
+            return name
+    return None
+
+
+def approval_refusal(without_terminal: bool, flag: str = "--yes") -> str | None:
+    """Why this process may not record an approval, or None when the user may.
+
+    Approval is the user's act: never where an agent host's variables say an agent
+    runs the command, and otherwise only at an interactive terminal or with ``flag``
+    (for the user's own scripts).
+    """
+    variable = agent_variable()
+    if variable is not None:
+        return (
+            f"approval is the user's act and {variable} says an agent runs this command; "
+            "run it yourself in a terminal outside the agent"
+        )
+    if without_terminal:
+        return None
+    import sys
+
+    if sys.stdin is not None and sys.stdin.isatty():
+        return None
+    return (
+        "approval is the user's act: run this command at an interactive terminal, "
+        f"or pass {flag} in a script of your own"
+    )
 
 
 def _user_scoped(file_path: str, scope: str | None) -> bool:
     if scope is not None:
         return scope == "user"
+    if not file_path:
+        return False  # a watch an agent declared has no file: never the user's own
     user_dir = user_monitors_dir()
     if not user_dir:
         return False
@@ -112,8 +163,36 @@ def requirement_for(monitor: Any, workspace: str, registry: SourceRegistry) -> R
         monitor.id,
         monitor.source_name,
         reach,
-        digest_of(monitor.source_name, reach),
+        digest_of(monitor.source_name, reach, approval.private),
         approval.summary,
+        approval,
+    )
+
+
+def permit_for(
+    monitor: Any,
+    requirement: Requirement | None,
+    approved: bool,
+    outside_paths: frozenset[str],
+) -> Permit:
+    """The permit an observation of ``monitor`` carries (sources/permit.py).
+
+    The only place a permit that allows more than the workspace is made: the user's
+    own monitors are trusted; a monitor that needs approval gets exactly what its
+    approval covers, and only when the ledger holds that approval (``approved``);
+    everything else, the workspace alone.
+    """
+    if _user_scoped(monitor.file_path, monitor.scope):
+        return Permit(monitor_id=monitor.id, trusted=True)
+    if requirement is None or not approved or requirement.approval is None:
+        return Permit(monitor_id=monitor.id)
+    approval = requirement.approval
+    return Permit(
+        monitor_id=monitor.id,
+        commands=approval.commands,
+        origins=frozenset(approval.origins),
+        secret_env=frozenset(approval.secret_env),
+        outside_paths=outside_paths,
     )
 
 

@@ -51,12 +51,34 @@ def _validate_new(result: ScaffoldResult, registry: SourceRegistry) -> bool:
 
 
 def _approve_created(
-    result: ScaffoldResult | None, workspace: str, registry: SourceRegistry
+    result: ScaffoldResult | None, workspace: str, registry: SourceRegistry, assume_yes: bool
 ) -> None:
-    """What the user creates is theirs: approve it as written (see catalog/trust.py)."""
-    from agentmonitors.catalog.trust import approve_file
+    """What the user creates is theirs: approve it as written (see catalog/trust.py).
+
+    Only when the user is there: at a terminal or with ``--yes``, and never where an
+    agent host's variables say an agent runs ``init`` (then it waits for the user's
+    ``monitor approve``, like anything else an agent writes).
+    """
+    from agentmonitors.catalog.trust import approval_refusal, approve_file, requirement_for
 
     if result is None:
+        return
+    refusal = approval_refusal(assume_yes)
+    if refusal is not None:
+        from agentmonitors.monitor.parse import ParseFailure, parse_monitor_file
+
+        outcome = parse_monitor_file(result.file_path, "project")
+        if isinstance(outcome, ParseFailure):
+            return
+        try:
+            waiting = requirement_for(outcome, workspace, registry)
+        except ValueError:
+            return
+        if waiting is not None:
+            click.echo(
+                f"Not approved ({refusal}): it {waiting.summary()[:APPROVAL_SUMMARY_CHARS]} "
+                f"and runs only after `agentmonitors monitor approve {outcome.id}`."
+            )
         return
     try:
         requirement = approve_file(result.file_path, workspace, registry)
@@ -84,6 +106,7 @@ def _scaffold(
     globs: tuple[str, ...],
     commands: tuple[str, ...],
     registry: SourceRegistry,
+    assume_yes: bool,
 ) -> int:
     try:
         result = scaffold_monitor(
@@ -107,7 +130,7 @@ def _scaffold(
         click.echo(f"error: Monitor already exists: {display_path(result.file_path)}", err=True)
         return 1
     click.echo(f"Created monitor: {display_path(result.file_path)}")
-    _approve_created(result, workspace, registry)
+    _approve_created(result, workspace, registry, assume_yes)
     if result.note is not None:
         click.echo(f"\n{result.note} Check it with:")
     else:
@@ -196,7 +219,7 @@ def _bootstrap(
                 click.echo(f"error: {error}", err=True)
                 return 1
             created, existing = (result, None) if result.created else (None, result)
-            _approve_created(created, workspace, registry)
+            _approve_created(created, workspace, registry, assume_yes)
     ignored = ", ".join(GITIGNORE_LINES)
     unchanged = enable_status == "already-enabled" and gitignore_status == "present"
     if unchanged and created is None and not hooks_changed:
@@ -273,7 +296,13 @@ def _complete_type(
     f"plugin's (agentmonitors source list); or a ready-made monitor: {', '.join(PRESET_TYPES)}.",
 )
 @click.option("--enable-only", is_flag=True, help="Only enable the project and update .gitignore.")
-@click.option("--yes", "assume_yes", is_flag=True, help="No prompts: scaffold a starter monitor.")
+@click.option(
+    "--yes",
+    "assume_yes",
+    is_flag=True,
+    help="No prompts: scaffold a starter monitor, and approve what is created without a "
+    "terminal (refused where an agent host's variables are set).",
+)
 @click.option("--glob", "globs", multiple=True, help="Seed watch.globs / watch.paths (repeatable).")
 @click.option(
     "--command", "commands", multiple=True, help="Seed watch.command, one argv token per flag."
@@ -307,9 +336,9 @@ def command(
         click.echo(f"error: {unknown_type(source_type, registry)}", err=True)
         return 1
     if name is not None:
-        if enable_only or assume_yes or host != DEFAULT_HOST:
+        if enable_only or host != DEFAULT_HOST:
             click.echo(
-                "error: --enable-only, --yes and --host apply only to `init` without a name",
+                "error: --enable-only and --host apply only to `init` without a name",
                 err=True,
             )
             return 1
@@ -323,5 +352,6 @@ def command(
             globs,
             commands,
             registry,
+            assume_yes,
         )
     return _bootstrap(workspace, target_dir, source_type, enable_only, assume_yes, registry, host)

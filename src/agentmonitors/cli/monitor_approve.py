@@ -1,8 +1,11 @@
 """``agentmonitors monitor approve``: the user lets a project monitor run or read beyond the repo.
 
-Only the user runs this; an agent must not approve for them (the skill says so). An
-approval covers exactly what the monitor runs or reads now: edit its command, cwd, env
-keys, outside globs or URL host and it waits again.
+Only the user runs this: it needs an interactive terminal (or ``--yes`` in the user's
+own scripts) and is refused wherever an agent host's variables are set, so an agent
+allowed to run ``agentmonitors`` cannot approve for the user (docs/security.md). An
+approval covers exactly what the monitor runs, reads or sends now (command, cwd, env
+names and values, outside globs, URL origins, headers and credentials): edit any of it
+and it waits again. Agent-declared watches are approved the same way, by their id.
 """
 
 from __future__ import annotations
@@ -72,6 +75,13 @@ def _listing_text(rows: list[dict[str, Any]], ledger: str) -> str:
 @click.option("--list", "list_only", is_flag=True, help="Show what is approved and what waits.")
 @click.option("--workspace", help="Project directory (default: the current project).")
 @click.option("--dir", "monitors_dir", help="Monitors folder (default: .claude/monitors).")
+@click.option(
+    "--yes",
+    "without_terminal",
+    is_flag=True,
+    help="Approve without an interactive terminal and without asking (for your own "
+    "scripts). Refused where an agent host's variables (CLAUDECODE, ...) are set.",
+)
 @format_option(("toon", "json", "text"), None)
 def approve(
     monitor_ids: tuple[str, ...],
@@ -79,10 +89,11 @@ def approve(
     list_only: bool,
     workspace: str | None,
     monitors_dir: str | None,
+    without_terminal: bool,
     output_format: str | None,
 ) -> int:
     from agentmonitors.catalog.definitions import DefinitionCache
-    from agentmonitors.catalog.trust import ledger_path, record_approvals
+    from agentmonitors.catalog.trust import approval_refusal, ledger_path, record_approvals
     from agentmonitors.cli.daemon import workspace_and_monitors
     from agentmonitors.sources.registry import load_registry
 
@@ -93,9 +104,16 @@ def approve(
         return report_error(
             "monitor approve takes monitor ids, --all or --list (exactly one of them)", as_json
         )
+    if not list_only:
+        refusal = approval_refusal(without_terminal)
+        if refusal is not None:
+            return report_error(f"monitor approve: {refusal}", as_json)
     workspace_path, monitors_path = workspace_and_monitors(workspace, monitors_dir)
-    cache = DefinitionCache(load_registry(warn))
-    definitions = cache.load(workspace_path, monitors_path)
+    registry = load_registry(warn)
+    cache = DefinitionCache(registry)
+    definitions = _with_watches(
+        cache.load(workspace_path, monitors_path), cache, registry, workspace_path
+    )
     ledger = ledger_path(workspace_path)
     if list_only:
         rows = _listing(definitions, cache, workspace_path)
@@ -114,6 +132,8 @@ def approve(
         if problem is not None:
             return report_error(problem, as_json)
         targets = [waiting[monitor_id] for monitor_id in monitor_ids if monitor_id in waiting]
+    if targets and not without_terminal and not _confirmed(targets):
+        return report_error("monitor approve: nothing approved (not confirmed)", as_json)
     try:
         record_approvals(workspace_path, [blocked.requirement for blocked in targets])
     except OSError as error:
@@ -177,3 +197,27 @@ def _unknown(
         listing = f"known ids: {', '.join(known)}" if known else "the project defines no monitors"
         return f'Unknown monitor id "{monitor_id}" ({listing}).'
     return None
+
+
+def _confirmed(targets: list[Any]) -> bool:
+    """Shows what would be approved and asks the user at the terminal."""
+    for blocked in targets:
+        click.echo(f"{blocked.monitor.id} {blocked.requirement.summary()}", err=True)
+    noun = "this monitor" if len(targets) == 1 else f"these {len(targets)} monitors"
+    return click.confirm(f"Approve {noun}?", default=False, err=True)
+
+
+def _with_watches(definitions: Any, cache: Any, registry: Any, workspace: str) -> Any:
+    """``definitions`` plus the active agent-declared watches of the workspace, read from
+    its database without writing (a watch waits for approval like a MONITOR.md)."""
+    from agentmonitors.diagnosis.doctor_store import open_read_only
+    from agentmonitors.paths import resolve_db_path
+    from agentmonitors.runtime.ephemeral import EphemeralDefinitions
+
+    db = open_read_only(resolve_db_path(workspace))
+    if db is None:
+        return definitions
+    try:
+        return EphemeralDefinitions(registry).merged(definitions, db, workspace, cache)
+    finally:
+        db.close()

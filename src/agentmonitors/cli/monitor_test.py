@@ -137,7 +137,7 @@ def _not_found(argument: str) -> str:
     )
 
 
-def _load_for_test(path: str, as_json: bool) -> tuple[Any, Any] | int:
+def _load_for_test(path: str, as_json: bool) -> tuple[Any, Any, Any] | int:
     """The parsed monitor and its source, or the exit code of the error reported."""
     from agentmonitors.monitor.parse import ParseFailure, parse_monitor, read_monitor_text
     from agentmonitors.sources.base import validate_scope
@@ -169,7 +169,7 @@ def _load_for_test(path: str, as_json: bool) -> tuple[Any, Any] | int:
     problems = [issue.render("watch") for issue in validate_scope(source, monitor.source_config)]
     if problems:
         return report_error(f"Invalid watch block: {'; '.join(problems)}", as_json)
-    return monitor, source
+    return monitor, source, registry
 
 
 def _no_files_matched(
@@ -273,7 +273,38 @@ def _report_second(
     return 0
 
 
-def _run_test(monitor: Any, source: Any, path: str, as_json: bool) -> int:
+def _permit(monitor: Any, registry: Any, workspace: str, as_json: bool) -> Any:
+    """The permit the daemon would give ``monitor``, or the exit code of a refusal.
+
+    A dry run acts on the world as a tick does (runs the command, sends the request,
+    reads the files), so an unapproved project monitor is refused before anything runs.
+    """
+    from agentmonitors.catalog.trust import (
+        is_approved,
+        permit_for,
+        read_ledger,
+        requirement_for,
+    )
+    from agentmonitors.sources.permit import approve_command
+
+    try:
+        requirement = requirement_for(monitor, workspace, registry)
+    except ValueError as error:
+        return report_error(str(error), as_json)
+    approved = requirement is not None and is_approved(requirement, read_ledger(workspace))
+    if requirement is not None and not approved:
+        return report_error(
+            f'monitor "{monitor.id}" is not approved: this project monitor '
+            f"{requirement.summary()}. Nothing was run. The user approves it with "
+            f"`{approve_command(monitor.id)}`, then tests it again.",
+            as_json,
+        )
+    traits = registry.traits(monitor.source_name)
+    outside = traits.outside_paths(monitor.source_config, workspace) if approved else frozenset()
+    return permit_for(monitor, requirement, approved, outside)
+
+
+def _run_test(monitor: Any, source: Any, registry: Any, path: str, as_json: bool) -> int:
     """Observe once (twice for a stateful source's baseline) and report; stores nothing."""
     import asyncio
     import time
@@ -285,6 +316,9 @@ def _run_test(monitor: Any, source: Any, path: str, as_json: bool) -> int:
     traits = traits_of(source)
     name, config = monitor.display_name, monitor.source_config
     workspace = config_root_for(path)
+    permit = _permit(monitor, registry, workspace, as_json)
+    if isinstance(permit, int):
+        return permit
 
     def observe(previous: Any) -> Any:
         context = ObservationContext(
@@ -292,6 +326,7 @@ def _run_test(monitor: Any, source: Any, path: str, as_json: bool) -> int:
             now_ms=SystemClock().now_ms(),
             workspace_path=workspace,
             monitor_id=monitor.id,
+            permit=permit,
         )
         return asyncio.run(_observe_once(source, config, context))
 
@@ -335,7 +370,7 @@ def test_monitor(path: str, output_format: str) -> int:
     loaded = _load_for_test(found, as_json)
     if isinstance(loaded, int):
         return loaded
-    monitor, source = loaded
+    monitor, source, registry = loaded
     if not as_json:
         click.echo(f'Testing monitor "{monitor.display_name}" (source: {source.name})...')
-    return _run_test(monitor, source, found, as_json)
+    return _run_test(monitor, source, registry, found, as_json)

@@ -52,11 +52,11 @@ def awaiting_approval(
 ) -> list[dict[str, str]]:
     """Valid monitors that will not run until the user approves them (not an error)."""
     from agentmonitors.catalog.trust import (
-        approve_command,
         is_approved,
         read_ledger,
         requirement_for,
     )
+    from agentmonitors.sources.permit import approve_command
 
     waiting: list[dict[str, str]] = []
     ledger = None

@@ -39,7 +39,7 @@ def _interruptible() -> Iterator[None]:
 
 def _pick_monitor(definitions: Any, monitor_id: str | None) -> Any:
     """The monitor to verify, or a ``str`` saying why there is none."""
-    from agentmonitors.catalog.trust import approve_command
+    from agentmonitors.sources.permit import approve_command
 
     runnable = {monitor.id: monitor for monitor in definitions.runnable}
     blocked = {item.monitor.id: item for item in definitions.blocked}

@@ -117,6 +117,8 @@ def declare(
         click.echo(f"Declared ephemeral monitor: {record['id']}")
         click.echo(f"Source: {record['sourceName']}")
         click.echo(f"Urgency: {_band(record)}")
+        if record.get("awaitingApproval"):
+            click.echo(f"Waiting for approval: {record['awaitingApproval']}")
     return 0
 
 

@@ -23,6 +23,7 @@ from agentmonitors.delivery.watches import (
     register_watch,
 )
 from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.sources.permit import approve_command
 from agentmonitors.store.database import Database
 
 
@@ -64,6 +65,9 @@ def watch_methods(
         record = row.to_json()
         if checked.warnings:
             record["warnings"] = checked.warnings
+        waiting = _awaiting_approval(row, registry, workspace)
+        if waiting is not None:
+            record["awaitingApproval"] = waiting
         return record
 
     async def list_(request: dict[str, Any]) -> Any:
@@ -99,3 +103,28 @@ def watch_methods(
         "watch.list": Method(list_, params(sessionId=(str, True))),
         "watch.cancel": Method(cancel, params(sessionId=(str, True), ephemeralId=(str, True))),
     }
+
+
+def _awaiting_approval(row: Any, registry: SourceRegistry, workspace: str) -> str | None:
+    """What a declared watch waits for before it runs, or None when it needs nothing.
+
+    An agent's declaration passes the same approval ledger as a project's
+    ``MONITOR.md`` (docs/security.md): a watch inside the project runs at once; one
+    that runs a command, fetches a URL or reads outside waits for the user.
+    """
+    from agentmonitors.catalog.ephemeral import watch_definition
+    from agentmonitors.catalog.trust import is_approved, read_ledger, requirement_for
+
+    try:
+        definition = watch_definition(
+            row.id, row.source_name, row.scope, row.band, row.instruction, row.display_name
+        )
+        requirement = requirement_for(definition, workspace, registry)
+    except ValueError as error:
+        return f"it cannot run until its source says what it needs approved ({error})"
+    if requirement is None or is_approved(requirement, read_ledger(workspace)):
+        return None
+    return (
+        f"this watch {requirement.summary()}, so it runs only once the user approves it "
+        f"with `{approve_command(row.id)}` (an agent cannot approve it)"
+    )

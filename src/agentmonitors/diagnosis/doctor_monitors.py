@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import Definitions
-from agentmonitors.catalog.trust import BLOCKED_REASON, approve_command
+from agentmonitors.catalog.trust import BLOCKED_REASON
 from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.monitor.policy import MonitorDefinition
+from agentmonitors.sources.permit import approve_command
 
 if TYPE_CHECKING:
     from agentmonitors.runtime.tick import Runtime

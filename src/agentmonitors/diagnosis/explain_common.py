@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.trust import BLOCKED_REASON as APPROVAL_REASON
-from agentmonitors.catalog.trust import approve_command
 from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.policy import MonitorDefinition
+from agentmonitors.sources.permit import approve_command
 from agentmonitors.store.records import EventRow, HistoryRow, MonitorStateRow
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ is delivery's business, not the runtime's.
 
 from __future__ import annotations
 
-from agentmonitors.catalog.definitions import Definitions, Problem
+from agentmonitors.catalog.definitions import DefinitionCache, Definitions, Problem
 from agentmonitors.lazy_logging import get_logger
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.base import SourceRegistry
@@ -62,8 +62,15 @@ class EphemeralDefinitions:
         self._built[row.id] = (row, built)
         return built
 
-    def merged(self, definitions: Definitions, db: Database, workspace: str) -> Definitions:
-        """``definitions`` plus the workspace's active watches (runnable, or problems)."""
+    def merged(
+        self, definitions: Definitions, db: Database, workspace: str, cache: DefinitionCache
+    ) -> Definitions:
+        """``definitions`` plus the workspace's active watches (runnable, blocked or problems).
+
+        A watch passes the same approval as a ``MONITOR.md`` (``cache.admit``): one that
+        runs a command, fetches a URL or reads outside the workspace waits for the user's
+        ``monitor approve <watch id>``.
+        """
         try:
             with db.read() as conn:
                 rows = active_of_workspace(conn, workspace)
@@ -74,14 +81,16 @@ class EphemeralDefinitions:
         live = {row.id for row in rows}
         for gone in [monitor_id for monitor_id in self._built if monitor_id not in live]:
             del self._built[gone]
+            cache.forget_watch(gone)
         if not rows:
             return definitions
         runnable = list(definitions.runnable)
         problems = list(definitions.problems)
+        blocked = list(definitions.blocked)
         for row in rows:
             built = self._build(row)
             if isinstance(built, Problem):
                 problems.append(built)
             else:
-                runnable.append(built)
-        return Definitions(tuple(runnable), tuple(problems), definitions.blocked)
+                cache.admit(built, workspace, runnable, problems, blocked)
+        return Definitions(tuple(runnable), tuple(problems), tuple(blocked))

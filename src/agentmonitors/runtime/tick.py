@@ -176,7 +176,7 @@ class Runtime:
             sweep(now)
         # After the sweeps: a watch whose session just went dormant is reaped and
         # must not be observed in this tick.
-        definitions = self.ephemeral.merged(definitions, self.db, self.workspace)
+        definitions = self.ephemeral.merged(definitions, self.db, self.workspace, self.definitions)
         self._forget_removed(definitions)
         for problem in definitions.problems:
             self._record_problem(problem, now, result)
@@ -300,11 +300,12 @@ class Runtime:
         self, monitor: MonitorDefinition, state: MonitorStateRow | None, now: int
     ) -> tuple[Any, ObservationContext]:
         """The arguments a source's observe gets: the config and the context."""
-        # Only runnable monitors get here: approved, trusted, or inside the workspace.
-        outside = self.definitions.outside_paths_of(monitor, self.workspace)
+        # Only runnable monitors get here; still, what the observation may do beyond the
+        # workspace is what the ledger allows, checked where it is done (permit.py).
+        permit = self.definitions.permit_of(monitor, self.workspace)
         if state is None:
             return monitor.source_config, ObservationContext(
-                None, now, self.workspace, monitor.id, outside
+                None, now, self.workspace, monitor.id, permit=permit
             )
 
         def stored_state() -> Any:
@@ -312,7 +313,12 @@ class Runtime:
                 return queries.load_source_state(conn, monitor.id, self.workspace)
 
         context = ObservationContext.deferred(
-            stored_state, now, self.workspace, monitor.id, outside, state.state_token
+            stored_state,
+            now,
+            self.workspace,
+            monitor.id,
+            permit=permit,
+            previous_state_token=state.state_token,
         )
         return monitor.source_config, context
 

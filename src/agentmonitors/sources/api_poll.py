@@ -43,7 +43,9 @@ from agentmonitors.sources.observation import (
     ObservationContext,
     ObservationResult,
 )
+from agentmonitors.sources.permit import WORKSPACE_ONLY, Permit
 from agentmonitors.sources.redact import display_url, is_sensitive_name, redact_url
+from agentmonitors.sources.traits import Approval
 
 
 class ApiPollSource(ModelSource):
@@ -56,7 +58,10 @@ class ApiPollSource(ModelSource):
     baseline_notes = api_poll_traits.BASELINE_NOTES
     scaffold = staticmethod(api_poll_traits.scaffold)
     baseline_summary = staticmethod(api_poll_traits.baseline_summary)
-    approval = staticmethod(api_poll_traits.approval)
+
+    def approval(self, config: Mapping[str, Any], workspace: str) -> Approval:
+        del workspace
+        return api_poll_traits.approval(self.observed_config(config, plain_config))
 
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
@@ -68,7 +73,7 @@ class ApiPollSource(ModelSource):
         answer under a body strategy; the runtime then keeps the stored baseline.
         """
         parsed = self.observed_config(config, plain_config)
-        request = _request_for(parsed)
+        request = _request_for(parsed, context.permit)
         detection = parsed.change_detection
         if detection is not None and detection.composite is not None:
             return await _observe_composite(request, detection.composite, context)
@@ -88,9 +93,13 @@ class _Request:
     timeout_ms: int
     # Credential values to mask if they ever surface in an error message.
     secrets: list[str] = field(default_factory=list)
+    # What this monitor may send, and where: checked by every request (sources/permit.py).
+    permit: Permit = WORKSPACE_ONLY
+    # The variables whose values the requests carry (auth.token-env).
+    secret_env: tuple[str, ...] = ()
 
 
-def _request_for(config: ApiPollSettings) -> _Request:
+def _request_for(config: ApiPollSettings, permit: Permit) -> _Request:
     headers, secrets = _auth_headers(config.auth)
     for name, value in (config.headers or {}).items():
         # Authored headers come after auth: an explicit Authorization wins.
@@ -99,7 +108,11 @@ def _request_for(config: ApiPollSettings) -> _Request:
         headers[name] = value
         if is_sensitive_name(name):
             secrets.append(value)
-    return _Request(config.method, headers, duration_ms(config.timeout), secrets)
+    auth = config.auth
+    secret_env = (auth.token_env,) if auth is not None and auth.token_env else ()
+    return _Request(
+        config.method, headers, duration_ms(config.timeout), secrets, permit, secret_env
+    )
 
 
 def _auth_headers(auth: AuthSettings | None) -> tuple[dict[str, str], list[str]]:
@@ -159,6 +172,8 @@ async def _observe_url(
             timeout_ms=request.timeout_ms,
             read_body=explicit != "status-code",
             secrets=request.secrets,
+            permit=request.permit,
+            secret_env=request.secret_env,
         )
     strategy: Strategy = explicit or _inferred_strategy(response.content_type)
     if strategy != "status-code" and not response.ok:
@@ -317,6 +332,8 @@ async def _render_composite(request: _Request, composite: CompositeSettings) -> 
                 headers=request.headers,
                 timeout_ms=request.timeout_ms,
                 secrets=request.secrets,
+                permit=request.permit,
+                secret_env=request.secret_env,
             )
         if not response.ok:
             raise FetchError(

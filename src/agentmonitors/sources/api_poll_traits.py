@@ -6,9 +6,9 @@ class attributes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from agentmonitors.sources.api_poll_plain import ApiPollSettings
 from agentmonitors.sources.reach import url_approval
 from agentmonitors.sources.traits import Approval, Scaffold, ScaffoldSeed
 
@@ -54,7 +54,24 @@ def baseline_summary(state: Any) -> str | None:
     return f"  HTTP {status}{size}"
 
 
-def approval(config: Mapping[str, Any], workspace: str) -> Approval:
-    """Every fetch needs approval: the hosts it talks to and the token it sends."""
-    del workspace
-    return url_approval(config)
+def approval(settings: ApiPollSettings) -> Approval:
+    """Every fetch needs approval: the origins it talks to, the variable whose value it
+    sends, and (hashed) the method, headers and literal credentials it sends."""
+    urls: list[str | None] = [settings.url]
+    detection = settings.change_detection
+    if detection is not None and detection.composite is not None:
+        urls += [part.url for part in detection.composite.parts]
+    auth = settings.auth
+    secret_env = [auth.token_env] if auth is not None and auth.token_env else []
+    sent: dict[str, Any] = {
+        "method": None if settings.method == "GET" else settings.method,
+        "headers": dict(sorted((settings.headers or {}).items())),
+    }
+    if auth is not None:
+        sent["auth"] = {
+            "type": auth.type,
+            "token": auth.token,
+            "username": auth.username,
+            "password": auth.password,
+        }
+    return url_approval(urls, secret_env, sent)

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.sources.permit import Permit
 
 STDOUT_CAP_BYTES = 1_048_576
 STDERR_RETAINED_BYTES = 8_000
@@ -82,8 +83,14 @@ async def run_command(
     cwd: str | None,
     env: Mapping[str, str] | None,
     timeout_ms: int,
+    permit: Permit,
 ) -> CommandOutcome:
-    """Run ``argv`` off the event loop and report its result or failure."""
+    """Run ``argv`` off the event loop and report its result or failure.
+
+    The one place a monitor's command starts, so the approval is checked here, against
+    exactly what is about to run (``NotApproved`` when ``permit`` does not cover it).
+    """
+    permit.check_run(argv, cwd)
     abort = threading.Event()
     try:
         return await asyncio.to_thread(

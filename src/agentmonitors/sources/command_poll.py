@@ -144,8 +144,10 @@ class CommandPollSource(ModelSource):
         return f"  Exit code {code} ({size} bytes of output){note}"
 
     def approval(self, config: Mapping[str, Any], workspace: str) -> Approval:
-        del workspace
-        return command_approval(config)
+        parsed = self.observed_config(config, plain_config)
+        return command_approval(
+            parsed.command, parsed.cwd, parsed.env, resolve_cwd(parsed.cwd, workspace)
+        )
 
     def config_warnings(self, config: Mapping[str, Any]) -> list[str]:
         if tuple(config.get("command") or ()) == SCAFFOLD_DEFAULT_COMMAND:
@@ -169,6 +171,7 @@ class CommandPollSource(ModelSource):
             cwd=resolve_cwd(parsed.cwd, context.workspace_path),
             env=_run_env(parsed.env, context.now_ms),
             timeout_ms=duration_ms(parsed.timeout),
+            permit=context.permit,
         )
         shown = display_object_key(object_key)
         extra = {"command": object_key}

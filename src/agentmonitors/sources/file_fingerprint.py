@@ -146,11 +146,14 @@ class FileFingerprintSource(ModelSource):
         base = resolve_base(config.cwd, context.workspace_path)
         globs = compile_patterns(config.globs, base)
         workspace = context.workspace_path or base
-        # A symlink never carries a read outside the workspace unless its target is
-        # approved or lies within what the definition itself names (which needs approval).
-        confinement = Confinement(
-            workspace, (*context.approved_outside_paths, *outside_roots(globs, workspace))
-        )
+        # The walk reads only where the permit allows (sources/permit.py): every root
+        # in the workspace or approved, and a symlink never carries a read anywhere
+        # else. The user's own monitors may read what they name.
+        permit = context.permit
+        for pattern in globs:
+            permit.check_walk_root(pattern.watch_root, pattern.needs_normalising, workspace)
+        named = outside_roots(globs, workspace) if permit.trusted else ()
+        confinement = Confinement(workspace, (*permit.outside_paths, *named))
         files, skipped = confined_files(globs, compile_patterns(config.ignore, base), confinement)
         warnings = [link.describe() for link in skipped]
         token = tree_token(files)

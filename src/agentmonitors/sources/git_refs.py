@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.sources.permit import Permit
 
 GIT_TIMEOUT_S = 30.0
 # The reference's ceiling: large enough for monorepo diffs and big text files.
@@ -192,8 +193,14 @@ def _describe(args: Sequence[str | bytes]) -> str:
 # --------------------------------------------------------------------------- queries
 
 
-async def ensure_repository(cwd: str) -> None:
-    """``GitError`` unless ``cwd`` is inside a git repository (work tree or bare)."""
+async def ensure_repository(cwd: str, *, permit: Permit, workspace: str | None) -> None:
+    """``GitError`` unless ``cwd`` is inside a git repository (work tree or bare).
+
+    Every git observation starts here, so this is where reading the repository is
+    checked against the monitor's permit (``NotApproved`` for an unapproved folder
+    outside the workspace; sources/permit.py).
+    """
+    permit.check_read(cwd, workspace)
     if not os.path.isdir(cwd):
         raise GitError(f"repository folder {cwd} does not exist")
     result = await run_git(["rev-parse", "--git-dir"], cwd)

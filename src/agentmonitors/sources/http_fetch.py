@@ -12,6 +12,10 @@
 * ``read_body=False`` never reads the body (status-code monitors): no cap applies.
 * Every failure is a :class:`FetchError` whose message names the URL in its display
   form (no userinfo, query or fragment) and has known secrets masked.
+* **Approval**: every request, redirect hops included, is checked against the
+  monitor's permit here, the one place a request is sent (``sources/permit.py``).
+  Redirects are followed only within the origin of the first request, so an approved
+  endpoint cannot bounce the request (and its credentials) to another host.
 """
 
 from __future__ import annotations
@@ -28,12 +32,15 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
 from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.sources.permit import Permit, origin_of
 from agentmonitors.sources.redact import display_url, redact_text, url_secrets
 
 if TYPE_CHECKING:
     import httpx2
 
 MAX_RESPONSE_BYTES: Final = 10 * 1024 * 1024
+# Hops of a redirect chain followed within one origin (a browser's order of magnitude).
+MAX_REDIRECTS: Final = 10
 # The HTTP stack's own loggers: httpx2 logs every request's full URL at INFO.
 HTTP_LOGGERS: Final = (
     "httpx2",
@@ -105,15 +112,16 @@ def _install_log_filter() -> None:
 def open_client(timeout_ms: int) -> httpx2.AsyncClient:
     """A client for a batch of :func:`fetch` calls; use it as ``async with``.
 
-    Redirects are followed (httpx drops ``Authorization`` on a cross-origin hop). The
-    HTTP stack's loggers get a filter that masks credentials in what they log.
+    Redirects are followed by :func:`fetch` itself, hop by hop, each checked; the
+    client never follows one on its own. The HTTP stack's loggers get a filter that
+    masks credentials in what they log.
     """
     import httpx2
 
     _install_log_filter()
 
     return httpx2.AsyncClient(
-        follow_redirects=True,
+        follow_redirects=False,
         # Our own deadline is the authority; the transport's is a backstop.
         timeout=httpx2.Timeout(timeout_ms / 1000 + 1),
     )
@@ -130,10 +138,17 @@ async def fetch(
     max_bytes: int = MAX_RESPONSE_BYTES,
     secrets: Iterable[str] = (),
     label: str = "api-poll",
+    permit: Permit,
+    secret_env: Iterable[str] = (),
 ) -> FetchedResponse:
-    """One request under one ``timeout_ms`` deadline and the ``max_bytes`` cap."""
+    """One request under one ``timeout_ms`` deadline and the ``max_bytes`` cap.
+
+    ``permit`` must allow ``url``'s origin and sending the values of ``secret_env``
+    (``NotApproved`` otherwise, before anything is sent).
+    """
     import httpx2
 
+    permit.check_request(url, secret_env)
     shown = display_url(url)
     known = [*secrets, *url_secrets(url)]
     try:
@@ -167,33 +182,64 @@ async def _send(
     shown: str,
     label: str,
 ) -> FetchedResponse:
-    async with client.stream(method, url, headers=headers) as response:
-        content_type = response.headers.get("content-type")
-        if not read_body:
-            return FetchedResponse(response.status_code, "", content_type)
-        declared = _content_length(response.headers.get("content-length"))
-        if declared is not None and declared > max_bytes:
+    origin = origin_of(url)
+    for _hop in range(MAX_REDIRECTS + 1):
+        async with client.stream(method, url, headers=headers) as response:
+            target = _redirect_target(response)
+            if target is None:
+                return await _read(response, read_body, max_bytes, shown, label)
+        if origin_of(target) != origin:
             raise FetchError(
-                f"{label} response from {shown} declares Content-Length {declared} bytes, "
+                f"{label} request to {shown} was redirected to {display_url(target)}, outside "
+                f"the approved origin {origin}; redirects are followed only within it"
+            )
+        if response.status_code == 303 or (
+            response.status_code in (301, 302) and method not in ("GET", "HEAD")
+        ):
+            method = "GET"
+        url = target
+    raise FetchError(f"{label} request to {shown} was redirected more than {MAX_REDIRECTS} times")
+
+
+def _redirect_target(response: httpx2.Response) -> str | None:
+    """The absolute URL a 3xx answer with a ``Location`` points to, or None."""
+    if not (300 <= response.status_code < 400) or response.status_code == 304:
+        return None
+    location = response.headers.get("location")
+    if not location:
+        return None
+    return str(response.url.join(location))
+
+
+async def _read(
+    response: httpx2.Response, read_body: bool, max_bytes: int, shown: str, label: str
+) -> FetchedResponse:
+    content_type = response.headers.get("content-type")
+    if not read_body:
+        return FetchedResponse(response.status_code, "", content_type)
+    declared = _content_length(response.headers.get("content-length"))
+    if declared is not None and declared > max_bytes:
+        raise FetchError(
+            f"{label} response from {shown} declares Content-Length {declared} bytes, "
+            f"exceeding the {max_bytes}-byte cap"
+        )
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in response.aiter_bytes():
+        total += len(chunk)
+        if total > max_bytes:
+            raise FetchError(
+                f"{label} response from {shown} streamed {total} bytes, "
                 f"exceeding the {max_bytes}-byte cap"
             )
-        chunks: list[bytes] = []
-        total = 0
-        async for chunk in response.aiter_bytes():
-            total += len(chunk)
-            if total > max_bytes:
-                raise FetchError(
-                    f"{label} response from {shown} streamed {total} bytes, "
-                    f"exceeding the {max_bytes}-byte cap"
-                )
-            chunks.append(chunk)
-        data = b"".join(chunks)
-        return FetchedResponse(
-            response.status_code,
-            data.decode(_encoding(response.charset_encoding), errors="replace"),
-            content_type,
-            total,
-        )
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    return FetchedResponse(
+        response.status_code,
+        data.decode(_encoding(response.charset_encoding), errors="replace"),
+        content_type,
+        total,
+    )
 
 
 def _content_length(value: str | None) -> int | None:

@@ -42,7 +42,7 @@ from agentmonitors.sources.observation import (
     ObservationContext,
     ObservationResult,
 )
-from agentmonitors.sources.reach import repository_approval
+from agentmonitors.sources.reach import repository_approval, repository_outside_paths
 from agentmonitors.sources.traits import Approval, Scaffold, ScaffoldSeed, quoted_list
 
 # How many ``git cat-file`` reads of changed files run at once.
@@ -103,7 +103,10 @@ class IncomingChangesSource(ModelSource):
         )
 
     def approval(self, config: Mapping[str, Any], workspace: str) -> Approval | None:
-        return repository_approval(config, workspace)
+        return repository_approval(self.observed_config(config, plain_config).cwd, workspace)
+
+    def outside_paths(self, config: Mapping[str, Any], workspace: str) -> frozenset[str]:
+        return repository_outside_paths(self.observed_config(config, plain_config).cwd, workspace)
 
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
@@ -111,15 +114,16 @@ class IncomingChangesSource(ModelSource):
         parsed = self.observed_config(config, plain_config)
         repo = resolve_base(parsed.cwd, context.workspace_path)
         try:
-            return await _observe(parsed, repo, context.previous_state)
+            return await _observe(parsed, repo, context)
         except git_refs.GitError as error:
             raise RuntimeError(f"incoming-changes: {error}") from None
 
 
 async def _observe(
-    config: IncomingChangesSettings, repo: str, previous_state: Any
+    config: IncomingChangesSettings, repo: str, context: ObservationContext
 ) -> ObservationResult:
-    await git_refs.ensure_repository(repo)
+    await git_refs.ensure_repository(repo, permit=context.permit, workspace=context.workspace_path)
+    previous_state = context.previous_state
     branch = config.branch
     current = await git_refs.resolve_commit(repo, branch)
     if current is None:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.sources.permit import Permit
 
 ChangeKind = Literal["created", "modified", "deleted", "descoped"]
 Salience = Literal["low", "normal", "high"]
@@ -105,9 +106,9 @@ class ObservationContext:
     __slots__ = (
         "_load_state",
         "_state",
-        "approved_outside_paths",
         "monitor_id",
         "now_ms",
+        "permit",
         "previous_state_token",
         "workspace_path",
     )
@@ -117,7 +118,7 @@ class ObservationContext:
     now_ms: int
     workspace_path: str | None
     monitor_id: str
-    approved_outside_paths: frozenset[str]
+    permit: Permit
     previous_state_token: str | None
 
     def __init__(
@@ -128,6 +129,8 @@ class ObservationContext:
         monitor_id: str = "",
         approved_outside_paths: frozenset[str] = frozenset(),
         previous_state_token: str | None = None,
+        *,
+        permit: Permit | None = None,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "_state", previous_state)
@@ -139,10 +142,12 @@ class ObservationContext:
         set_(self, "workspace_path", workspace_path)
         # The monitor being observed, so a source can keep per-monitor caches.
         set_(self, "monitor_id", monitor_id)
-        # Resolved outside paths (files or folders) the user approved reading: a
-        # symlink whose target lies under one may be followed out of the workspace.
-        # The approval ledger fills this; empty means only the workspace itself.
-        set_(self, "approved_outside_paths", approved_outside_paths)
+        # What this observation may do beyond the workspace, checked where it is done
+        # (sources/permit.py). Only the approval ledger grants more than the default:
+        # the workspace only, plus ``approved_outside_paths`` when a caller names them.
+        if permit is None:
+            permit = Permit(monitor_id=monitor_id, outside_paths=approved_outside_paths)
+        set_(self, "permit", permit)
         # What the source returned as ``state_token`` with the stored state, or None:
         # a short digest of what that state was made from (see ObservationResult).
         set_(self, "previous_state_token", previous_state_token)
@@ -156,10 +161,18 @@ class ObservationContext:
         monitor_id: str = "",
         approved_outside_paths: frozenset[str] = frozenset(),
         previous_state_token: str | None = None,
+        *,
+        permit: Permit | None = None,
     ) -> ObservationContext:
         """A context whose ``previous_state`` is read by ``load_state`` when first used."""
         context = cls(
-            None, now_ms, workspace_path, monitor_id, approved_outside_paths, previous_state_token
+            None,
+            now_ms,
+            workspace_path,
+            monitor_id,
+            approved_outside_paths,
+            previous_state_token,
+            permit=permit,
         )
         object.__setattr__(context, "_load_state", load_state)
         return context
@@ -171,6 +184,11 @@ class ObservationContext:
             object.__setattr__(self, "_state", load())
             object.__setattr__(self, "_load_state", None)
         return self._state
+
+    @property
+    def approved_outside_paths(self) -> frozenset[str]:
+        """Resolved outside paths the user approved reading (the permit's)."""
+        return self.permit.outside_paths
 
     @property
     def previous_state_loaded(self) -> bool:

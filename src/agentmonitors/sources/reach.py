@@ -3,16 +3,21 @@
 Each bundled source's ``approval`` trait is built here (see ``catalog/trust.py`` for
 the ledger that records approvals). Only names go in a reach: env keys, never their
 values; a URL's scheme and host, never its path or query (tokens live there), so an
-approval never stores a secret.
+approval never stores a secret. What else changes what runs or is sent (env values,
+headers, literal credentials) goes in the approval's ``private`` part, which is hashed
+and never stored. Every approval is built from the canonical config (the reading
+``observe`` itself uses, aliases resolved), so a spelling the schema also accepts
+cannot slip past it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentmonitors.sources.permit import origin_of
 from agentmonitors.sources.traits import Approval
 
 
@@ -92,57 +97,63 @@ def glob_outside_paths(config: Mapping[str, Any], workspace: str) -> frozenset[s
     return frozenset(_outside_globs(config, workspace)[1])
 
 
-def command_approval(config: Mapping[str, Any]) -> Approval:
-    """A command always needs approval: its argv, folder and env key names."""
-    command = config.get("command")
-    env = config.get("env")
-    argv = list(command) if isinstance(command, list) else command
-    cwd = _cwd(config)
-    env_keys = sorted(env) if isinstance(env, dict) else []
+def command_approval(
+    argv: list[str], cwd: str | None, env: Mapping[str, str] | None, resolved_cwd: str | None
+) -> Approval:
+    """A command always needs approval: its argv, folder and env (names shown, values
+    hashed), read from the canonical config; ``resolved_cwd`` is where it will run."""
+    env_keys = sorted(env or {})
     summary = "runs " + json.dumps(argv, ensure_ascii=False)
     if cwd:
         summary += f" in {cwd}"
     if env_keys:
         summary += " with env " + ", ".join(env_keys)
-    return Approval({"argv": argv, "cwd": cwd, "envKeys": env_keys}, summary)
+    # A changed value (BASH_ENV, PATH) runs something new: hashed, never stored.
+    private = {"env": {key: env[key] for key in env_keys}} if env else {}
+    return Approval(
+        {"argv": argv, "cwd": cwd, "envKeys": env_keys},
+        summary,
+        private=private,
+        commands=((tuple(argv), resolved_cwd),),
+    )
 
 
-def _hosts(config: Mapping[str, Any]) -> list[str]:
-    urls = [config.get("url")]
-    detection = config.get("change-detection")
-    composite = detection.get("composite") if isinstance(detection, dict) else None
-    parts = composite.get("parts") if isinstance(composite, dict) else None
-    if isinstance(parts, list):
-        urls += [part.get("url") for part in parts if isinstance(part, dict)]
-    # Here, not at the top: file sources import this module too, and urllib.parse
-    # (with ipaddress) costs a tick of theirs more than it ever uses.
-    from urllib.parse import urlsplit
-
-    hosts: set[str] = set()
-    for url in urls:
-        if not isinstance(url, str):
-            continue
-        split = urlsplit(url.strip())
-        hosts.add(f"{split.scheme.lower()}://{split.netloc.rpartition('@')[2].lower()}")
-    return sorted(hosts)
+def origins_of(urls: Sequence[str | None]) -> list[str]:
+    """The sorted ``scheme://host[:port]`` origins of ``urls`` (credentials left out)."""
+    return sorted({origin_of(url) for url in urls if isinstance(url, str)})
 
 
-def url_approval(config: Mapping[str, Any]) -> Approval:
-    """A fetch always needs approval: the hosts it talks to and the token it sends."""
-    auth = config.get("auth")
-    token_env = auth.get("token-env") if isinstance(auth, dict) else None
-    hosts = _hosts(config)
-    secret_env = [token_env] if isinstance(token_env, str) else []
+def url_approval(
+    urls: Sequence[str | None],
+    secret_env: Sequence[str],
+    sent: Mapping[str, Any],
+) -> Approval:
+    """A fetch always needs approval: the origins it talks to, the variables whose
+    values it sends, and (hashed, never stored) what else it sends: ``sent`` holds the
+    method, headers and literal credentials as the canonical config gives them."""
+    hosts = origins_of(urls)
     summary = "fetches from " + ", ".join(hosts)
     if secret_env:
         summary += " sending $" + ", $".join(secret_env)
-    return Approval({"hosts": hosts, "secretEnv": secret_env}, summary)
+    private = {key: value for key, value in sent.items() if value not in (None, {}, [])}
+    return Approval(
+        {"hosts": hosts, "secretEnv": list(secret_env)},
+        summary,
+        private=private,
+        origins=tuple(hosts),
+        secret_env=tuple(secret_env),
+    )
 
 
-def repository_approval(config: Mapping[str, Any], workspace: str) -> Approval | None:
+def repository_approval(cwd: str | None, workspace: str) -> Approval | None:
     """A repository outside the workspace (``cwd``) needs approval to be read."""
-    cwd = config.get("cwd")
     if inside(_base(cwd, workspace), workspace):
         return None
     outside = [str(cwd)]
     return Approval({"outside": outside}, reads_outside(outside))
+
+
+def repository_outside_paths(cwd: str | None, workspace: str) -> frozenset[str]:
+    """The resolved repository folder, when it lies outside the workspace."""
+    base = _base(cwd, workspace)
+    return frozenset() if inside(base, workspace) else frozenset({os.path.realpath(base)})

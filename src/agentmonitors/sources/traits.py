@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.durations import duration_ms
 
 # A source's cadence when neither it nor the monitor names one.
@@ -92,15 +92,27 @@ class Scaffold:
 
 @dataclass(frozen=True)
 class Approval:
-    """What a monitor runs or reads beyond its workspace, as approval records it.
+    """What a monitor runs, reads or sends beyond its workspace, as approval records it.
 
-    ``reach`` holds names only (argv, env keys, hosts, paths), never a secret: its hash
-    keys the approval, so a change to it asks again. ``summary`` completes "this
-    monitor ..." in messages (``runs ["make", "check"]``).
+    ``reach`` holds names only (argv, env keys, hosts, paths), never a secret: it is
+    stored in the ledger and shown. ``private`` holds what also changes what runs or is
+    sent but may be secret (env values, header values, credentials): it is hashed into
+    the approval's key with ``reach`` and never stored, so any change to either asks
+    again. Both are read from the canonical config (aliases resolved). ``summary``
+    completes "this monitor ..." in messages (``runs ["make", "check"]``).
+
+    The rest is what the approval lets the checks in ``sources/permit.py`` allow:
+    ``commands`` (argv with its resolved working folder), request ``origins``
+    (``scheme://host[:port]``) and the ``secret_env`` variables whose values may be
+    sent. Outside reads come from the source's ``outside_paths``.
     """
 
     reach: dict[str, Any]
     summary: str
+    private: dict[str, Any] = field(default_factory=dict)
+    commands: tuple[tuple[tuple[str, ...], str | None], ...] = ()
+    origins: tuple[str, ...] = ()
+    secret_env: tuple[str, ...] = ()
 
 
 def quoted_list(items: Sequence[str], indent: str = "    ") -> str:
