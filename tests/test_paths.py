@@ -23,7 +23,12 @@ from agentmonitors.paths import (
     resolve_socket_path,
     workspace_log_path,
 )
-from agentmonitors.workspace import LocalState, workspace_data_dir, write_local_state
+from agentmonitors.workspace import (
+    LocalState,
+    enable_file_path,
+    workspace_data_dir,
+    write_local_state,
+)
 
 
 @pytest.fixture
@@ -106,11 +111,72 @@ def test_empty_db_env_is_ignored(home: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert global_db_path() == str(home / ".local" / "share" / "agentmonitors" / "inbox.db")
 
 
-def test_enabled_workspace_uses_persisted_db(workspace: str) -> None:
-    enable(workspace, db="/persisted/inbox.db")
-    assert resolve_db_path(workspace) == "/persisted/inbox.db"
-    enable(workspace, db=":memory:")
-    assert resolve_db_path(workspace) == ":memory:"
+def test_enabled_workspace_uses_a_persisted_db_of_ours(workspace: str) -> None:
+    ours = os.path.join(os.environ["XDG_DATA_HOME"], "agentmonitors", "elsewhere", "inbox.db")
+    enable(workspace, db=ours)
+    assert resolve_db_path(workspace) == ours
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("/persisted/inbox.db", "not in agentmonitors' own data folders"),
+        (":memory:", "not an absolute, normalized path"),
+        ("relative/inbox.db", "not an absolute, normalized path"),
+    ],
+)
+def test_a_persisted_db_elsewhere_is_ignored_with_a_notice(
+    workspace: str, value: str, why: str
+) -> None:
+    enable(workspace, db=value)
+    notices: list[str] = []
+    derived = os.path.join(workspace_data_dir(workspace), "inbox.db")
+    assert resolve_db_path(workspace, notice=notices.append) == derived
+    assert notices == [
+        f"AgentMon: ignoring `db: {value}` in {enable_file_path(workspace)} ({why});"
+        f" using {derived}."
+    ]
+
+
+def test_a_persisted_db_escaping_our_folder_is_ignored(workspace: str) -> None:
+    root = os.path.join(os.environ["XDG_DATA_HOME"], "agentmonitors")
+    enable(workspace, db=root + "/../../../project/inbox.db")
+    derived = os.path.join(workspace_data_dir(workspace), "inbox.db")
+    assert resolve_db_path(workspace, notice=lambda _: None) == derived
+
+
+def test_a_persisted_db_in_a_loose_or_foreign_folder_is_ignored(
+    workspace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = os.path.join(os.environ["XDG_DATA_HOME"], "agentmonitors", "loose")
+    os.makedirs(folder)
+    os.chmod(folder, 0o777)
+    enable(workspace, db=os.path.join(folder, "inbox.db"))
+    notices: list[str] = []
+    derived = os.path.join(workspace_data_dir(workspace), "inbox.db")
+    assert resolve_db_path(workspace, notice=notices.append) == derived
+    assert "is writable by other users (mode 777)" in notices[0]
+    os.chmod(folder, 0o700)
+    real_uid = os.getuid()
+    monkeypatch.setattr(paths.os, "getuid", lambda: real_uid + 1)
+    notices.clear()
+    assert resolve_db_path(workspace, notice=notices.append) == derived
+    assert f"is owned by uid {real_uid}, not by you" in notices[0]
+
+
+def test_the_default_notice_goes_to_stderr_once(
+    workspace: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    enable(workspace, db="/persisted/once.db", socket="/persisted/once.sock")
+    resolve_db_path(workspace)
+    resolve_db_path(workspace)
+    resolve_socket_path(workspace)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("AgentMon: ignoring `db: /persisted/once.db` in ")
+    assert lines[1].startswith("AgentMon: ignoring `socket: /persisted/once.sock` in ")
 
 
 def test_enabled_workspace_without_db_key_uses_derived(workspace: str) -> None:
@@ -145,10 +211,13 @@ def test_socket_env_beats_local_state(workspace: str, monkeypatch: pytest.Monkey
 
 
 def test_enabled_workspace_socket_persisted_then_derived(workspace: str, short_home: str) -> None:
-    enable(workspace, socket="/persisted.sock")
-    assert resolve_socket_path(workspace) == "/persisted.sock"
-    enable(workspace)
+    ours = os.path.join(short_home, "xdg", "agentmonitors", "other.sock")
+    enable(workspace, socket=ours)
+    assert resolve_socket_path(workspace) == ours
     derived = os.path.join(workspace_data_dir(workspace), "agentmonitors.sock")
+    enable(workspace, socket="/persisted.sock")
+    assert resolve_socket_path(workspace, notice=lambda _: None) == derived
+    enable(workspace)
     assert derived.startswith(os.path.join(short_home, "xdg", "agentmonitors", "workspaces"))
     assert resolve_socket_path(workspace) == derived
 
@@ -174,7 +243,8 @@ def test_memory_db_puts_the_global_socket_under_the_data_root(
 def test_long_local_socket_is_substituted_silently(
     workspace: str, fallback_base: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    requested = long_path()
+    folder = os.path.join(os.environ["XDG_DATA_HOME"], "agentmonitors", "d" * 100)
+    requested = os.path.join(folder, "agentmonitors.sock")
     enable(workspace, socket=requested)
     warnings: list[str] = []
     assert resolve_socket_path(workspace, warn=warnings.append) == substitute_for(
@@ -288,16 +358,19 @@ def test_foreign_owned_fallback_dir_is_refused(
     assert isinstance(SocketPathError("x"), OSError)
 
 
-def test_live_legacy_daemon_is_kept(fallback_base: str) -> None:
+def test_a_listener_at_the_old_shared_name_is_never_used(fallback_base: str) -> None:
+    # Older builds substituted /tmp/agentmonitors-<hash>.sock, a name any local user
+    # can take; only the private per-uid folder is used now, listener or not.
     requested = long_path()
     digest = hashlib.sha256(requested.encode()).hexdigest()[:16]
     legacy = os.path.join(fallback_base, f"agentmonitors-{digest}.sock")
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
         listener.bind(legacy)
         listener.listen()
-        assert fit_socket_path(requested) == legacy
-    # Now only a dead socket file remains: use the private location.
-    assert fit_socket_path(requested) == substitute_for(fallback_base, requested)
+        listener.settimeout(0.2)
+        assert fit_socket_path(requested) == substitute_for(fallback_base, requested)
+        with pytest.raises(TimeoutError):
+            listener.accept()  # nobody connected to it
 
 
 # --------------------------------------------------------------------------- log

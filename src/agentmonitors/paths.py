@@ -11,12 +11,19 @@ import os
 import stat
 import sys
 
-from agentmonitors.workspace import data_root, read_local_state, workspace_data_dir
+from agentmonitors.workspace import (
+    data_root,
+    enable_file_path,
+    read_local_state,
+    workspace_data_dir,
+)
 
 # Imports only for annotations: every hook call loads this module.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from agentmonitors.workspace import LocalState
 
 DB_ENV = "AGENTMONITORS_DB"
 SOCKET_ENV = "AGENTMONITORS_SOCKET"
@@ -32,8 +39,6 @@ MAX_SOCKET_PATH_LENGTH = 100
 # deep and would push the substitute back over the limit. Tests repoint this.
 SOCKET_FALLBACK_BASE = "/tmp"
 _PRIVATE_DIR_MODE = 0o700
-# A pre-upgrade reference daemon may still answer at the old shared-/tmp substitute.
-_LEGACY_PROBE_TIMEOUT_S = 0.4
 
 
 class SocketPathError(OSError):
@@ -56,12 +61,13 @@ def global_db_path() -> str:
     return _env(DB_ENV) or _global_default_db()
 
 
-def resolve_db_path(workspace: str | None) -> str:
+def resolve_db_path(workspace: str | None, *, notice: Callable[[str], None] | None = None) -> str:
     """The database a command in ``workspace`` opens.
 
-    ``$AGENTMONITORS_DB`` beats everything; an enabled workspace then uses its
-    persisted ``db:`` or its derived ``<workspace data dir>/inbox.db``; anything else
-    falls back to the global default. Values, ``:memory:`` included, pass verbatim.
+    ``$AGENTMONITORS_DB`` beats everything (verbatim, ``:memory:`` included); an
+    enabled workspace then uses its persisted ``db:`` when :func:`workspace_db` honours
+    it, else its derived ``<workspace data dir>/inbox.db``; anything else falls back to
+    the global default. An ignored ``db:`` is said once on stderr, or to ``notice``.
     """
     override = _env(DB_ENV)
     if override is not None:
@@ -69,7 +75,7 @@ def resolve_db_path(workspace: str | None) -> str:
     if workspace is not None:
         state = read_local_state(workspace)
         if state.enabled:
-            return state.db or os.path.join(workspace_data_dir(workspace), DB_FILENAME)
+            return workspace_db(workspace, state, notice=notice or notice_once)
     return _global_default_db()
 
 
@@ -92,13 +98,16 @@ def resolve_socket_path(
     explicit: str | None = None,
     *,
     warn: Callable[[str], None] | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> str:
     """The daemon socket for a manual command.
 
     ``--socket`` > ``$AGENTMONITORS_SOCKET`` > an enabled workspace's persisted
-    ``socket:`` or derived ``<workspace data dir>/agentmonitors.sock`` > the socket
-    beside the global database; then shortened by :func:`fit_socket_path`. Only a
-    typed ``--socket`` earns the substitution warning.
+    ``socket:`` when :func:`workspace_socket` honours it, else its derived
+    ``<workspace data dir>/agentmonitors.sock`` > the socket beside the global
+    database; then shortened by :func:`fit_socket_path`. Only a typed ``--socket``
+    earns the substitution warning; an ignored ``socket:`` is said once on stderr, or
+    to ``notice``.
     """
     if explicit:
         return fit_socket_path(explicit, explicit=True, warn=warn)
@@ -106,7 +115,7 @@ def resolve_socket_path(
     if candidate is None and workspace is not None:
         state = read_local_state(workspace)
         if state.enabled:
-            candidate = state.socket or os.path.join(workspace_data_dir(workspace), SOCKET_FILENAME)
+            candidate = workspace_socket(workspace, state, notice=notice or notice_once)
     if candidate is None:
         candidate = _global_socket_path()
     return fit_socket_path(candidate, warn=warn)
@@ -137,16 +146,11 @@ def fit_socket_path(
 
     digest = sha256_hex(encoded)[:16]
     name = f"agentmonitors-{digest}.sock"
-    legacy = os.path.join(SOCKET_FALLBACK_BASE, name)
-    if _legacy_daemon_answers(legacy):
-        # Split-brain guard: a daemon started by an older build still listens at the
-        # old shared-/tmp location; talking to it beats booting a second daemon on
-        # the same database. One restart of that daemon completes the move.
-        substitute = legacy
-    else:
-        directory = os.path.join(SOCKET_FALLBACK_BASE, f"agentmonitors-{os.getuid()}")
-        ensure_private_dir(directory)
-        substitute = os.path.join(directory, name)
+    # Never the shared ``/tmp/agentmonitors-<hash>.sock`` older builds used: any local
+    # user can create a name there, so a listener at it proves nothing about who runs it.
+    directory = os.path.join(SOCKET_FALLBACK_BASE, f"agentmonitors-{os.getuid()}")
+    ensure_private_dir(directory)
+    substitute = os.path.join(directory, name)
     if explicit:
         unit = "characters" if len(encoded) == len(path) else "bytes"
         (warn or _stderr_warning)(
@@ -155,25 +159,6 @@ def fit_socket_path(
             f"using {substitute} instead."
         )
     return substitute
-
-
-def _legacy_daemon_answers(path: str) -> bool:
-    try:
-        if not stat.S_ISSOCK(os.lstat(path).st_mode):
-            return False
-    except OSError:
-        return False  # the usual case: one failed lstat, no socket work at all
-    import socket
-
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.settimeout(_LEGACY_PROBE_TIMEOUT_S)
-        probe.connect(path)
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
 
 
 def ensure_private_dir(path: str) -> None:
@@ -302,3 +287,159 @@ def default_hook_state_path(host_session_id: str, workspace_path: str | None = N
         encode_host_session_id(host_session_id),
         "hook-state.json",
     )
+
+
+# --------------------------------------------------------------------------- trusted places
+# The enable file may come with a cloned repository, and a socket path may name a
+# listener another user put there: the database and the socket in use are only ever
+# ones this user's agentmonitors created (docs/architecture.md, "Where trusted state lives").
+
+
+def folder_problem(folder: str) -> str | None:
+    """Why what lies in ``folder`` may have been put there by someone else, or None.
+
+    Only the owner can add, rename or remove names in a folder owned by this uid and
+    not writable by group or others, so a socket or database found there is one this
+    user made. A folder that does not exist is no problem here: nothing is in it.
+    """
+    try:
+        info = os.stat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"its folder {folder} cannot be checked ({error.strerror or error})"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{folder} is not a folder"
+    uid = os.getuid()
+    if info.st_uid != uid:
+        return f"its folder {folder} is owned by uid {info.st_uid}, not by you (uid {uid})"
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o022:
+        return f"its folder {folder} is writable by other users (mode {mode:o})"
+    return None
+
+
+def socket_problem(path: str) -> str | None:
+    """Why a client must not connect to ``path``, or None.
+
+    A socket counts as ours when it is a socket (not a symlink) owned by this uid in
+    a folder :func:`folder_problem` accepts, so nobody else can swap it between this
+    check and the connect. Nothing at ``path`` is no problem: the connect fails alone.
+    """
+    problem = folder_problem(os.path.dirname(os.path.abspath(path)))
+    if problem is not None:
+        return problem
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symbolic link, not a socket"
+    if not stat.S_ISSOCK(info.st_mode):
+        return "it is not a socket"
+    uid = os.getuid()
+    if info.st_uid != uid:
+        return f"it is owned by uid {info.st_uid}, not by you (uid {uid})"
+    return None
+
+
+def _our_roots(for_socket: bool) -> tuple[str, ...]:
+    roots = [
+        os.path.join(data_root(), "agentmonitors"),
+        os.path.join(os.path.expanduser("~"), ".local", "share", "agentmonitors"),
+    ]
+    if for_socket:
+        roots.append(os.path.join(SOCKET_FALLBACK_BASE, f"agentmonitors-{os.getuid()}"))
+    return tuple(os.path.normpath(os.path.abspath(root)) for root in roots)
+
+
+def enable_value_problem(value: str, *, for_socket: bool) -> str | None:
+    """Why an enable file's ``socket:`` (``for_socket``) or ``db:`` is not honoured.
+
+    Honoured: an absolute, normalized path inside agentmonitors' own data folders (or,
+    for a socket, the private over-long-path folder), whose folder and existing file
+    pass the owner and mode checks. ``:memory:`` and everything else are refused: the
+    user's own choices go in ``$AGENTMONITORS_DB``/``$AGENTMONITORS_SOCKET`` or flags.
+    """
+    if not os.path.isabs(value) or os.path.normpath(value) != value:
+        return "not an absolute, normalized path"
+    if not any(value.startswith(root + os.sep) for root in _our_roots(for_socket)):
+        return "not in agentmonitors' own data folders"
+    if for_socket:
+        return socket_problem(value)
+    problem = folder_problem(os.path.dirname(value))
+    if problem is not None:
+        return problem
+    try:
+        info = os.lstat(value)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    uid = os.getuid()
+    if info.st_uid != uid:
+        return f"it is owned by uid {info.st_uid}, not by you (uid {uid})"
+    return None
+
+
+def _honoured(
+    workspace: str,
+    key: str,
+    value: str | None,
+    derived: str,
+    notice: Callable[[str], None] | None,
+) -> str:
+    # The derived path is what an ignored value falls back to anyway: no check, so the
+    # usual enable file (written by session start) costs no system call.
+    if value is None or value == derived:
+        return derived
+    problem = enable_value_problem(value, for_socket=key == "socket")
+    if problem is None:
+        return value
+    if notice is not None:
+        notice(
+            f"AgentMon: ignoring `{key}: {value}` in {enable_file_path(workspace)} "
+            f"({problem}); using {derived}."
+        )
+    return derived
+
+
+def workspace_socket(
+    workspace: str, state: LocalState, *, notice: Callable[[str], None] | None = None
+) -> str:
+    """An enabled workspace's daemon socket, before :func:`fit_socket_path`: its
+    ``socket:`` when honoured, else ``<workspace data dir>/agentmonitors.sock``."""
+    derived = os.path.join(workspace_data_dir(workspace), SOCKET_FILENAME)
+    return _honoured(workspace, "socket", state.socket, derived, notice)
+
+
+def workspace_db(
+    workspace: str, state: LocalState, *, notice: Callable[[str], None] | None = None
+) -> str:
+    """An enabled workspace's database: its ``db:`` when honoured, else
+    ``<workspace data dir>/inbox.db``."""
+    derived = os.path.join(workspace_data_dir(workspace), DB_FILENAME)
+    return _honoured(workspace, "db", state.db, derived, notice)
+
+
+def ignored_enable_values(workspace: str, state: LocalState) -> list[str]:
+    """One line per enable-file ``socket:``/``db:`` value that is not honoured."""
+    found: list[str] = []
+
+    def keep(line: str) -> None:
+        found.append(line.removeprefix("AgentMon: "))
+
+    workspace_socket(workspace, state, notice=keep)
+    workspace_db(workspace, state, notice=keep)
+    return found
+
+
+_NOTICED: set[str] = set()
+
+
+def notice_once(line: str) -> None:
+    """Write ``line`` to stderr, once per process (a command may resolve a path twice)."""
+    if line in _NOTICED:
+        return
+    _NOTICED.add(line)
+    _stderr_warning(line)

@@ -168,8 +168,10 @@ def test_enabled_without_socket_refuses_shared_socket(
 
 def test_unreachable_daemon_is_silent(isolated_environment: Path, run_cli: Run) -> None:
     run_cli("init", "--enable-only")
+    # A socket of ours (in the data folder) that nobody listens on.
+    unanswered = os.path.join(os.environ["XDG_DATA_HOME"], "agentmonitors", "nobody.sock")
     (isolated_environment / ".claude" / "agentmonitors.local.md").write_text(
-        "---\nenabled: true\nsocket: /tmp/agentmonitors-test-nobody-listens.sock\n---\n"
+        f"---\nenabled: true\nsocket: {unanswered}\n---\n"
     )
     payload = {
         "session_id": "s",

@@ -91,15 +91,21 @@ def _sessions_from_database(db_path: str) -> list[dict[str, Any]]:
     return [{"id": row[0], "status": row[1], "agentIdentity": row[2]} for row in rows]
 
 
+def _ignore_line(line: str) -> None:
+    del line
+
+
 def session_records(ctx: click.Context) -> list[dict[str, Any]]:
     """The sessions the daemon knows, or the database's when no daemon answers."""
     from agentmonitors.paths import resolve_db_path, resolve_socket_path
 
     workspace = _workspace(ctx)
-    socket_path = resolve_socket_path(workspace, _param(ctx, "socket"), warn=lambda _: None)
+    # A completion prints candidates only: no warning or notice may reach the terminal.
+    quiet = _ignore_line
+    socket_path = resolve_socket_path(workspace, _param(ctx, "socket"), warn=quiet, notice=quiet)
     records = _sessions_from_daemon(socket_path)
     if records is None:
-        records = _sessions_from_database(resolve_db_path(workspace))
+        records = _sessions_from_database(resolve_db_path(workspace, notice=quiet))
     return records
 
 

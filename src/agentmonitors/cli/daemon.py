@@ -160,6 +160,9 @@ def _foreground(options: Any) -> int:
 
     if ping(options.socket_path):
         return report_error(_already_running(options.socket_path), False)
+    in_use = _database_in_use(options)
+    if in_use is not None:
+        return report_error(in_use, False)
     # A stamped log already dates each line; a terminal gets the date from logging.
     stamped = isinstance(getattr(sys.stderr, "buffer", None), StampingWriter)
     logging.basicConfig(
@@ -174,10 +177,25 @@ def _foreground(options: Any) -> int:
     try:
         daemon = Daemon(options, registry_with_warnings(), out=out)
         return asyncio.run(daemon.run())
-    except DaemonAlreadyRunning:
-        return report_error(_already_running(options.socket_path), False)
+    except DaemonAlreadyRunning as error:
+        # This socket's, or (DatabaseInUse) the one serving the same database.
+        return report_error(str(error), False)
     except (StoreError, OSError) as error:
         return report_error(str(error), False)
+
+
+def _database_in_use(options: Any) -> str | None:
+    """The refusal when a daemon on another socket already serves this database.
+
+    A courtesy before starting: the daemon's own database lock is what decides.
+    """
+    from agentmonitors.daemon.client import ping
+    from agentmonitors.daemon.db_lock import DatabaseInUse, holder_socket
+
+    holder = holder_socket(options.db_path)
+    if holder is None or holder == options.socket_path or not ping(holder):
+        return None
+    return str(DatabaseInUse(options.db_path, holder))
 
 
 def _not_enabled(workspace: str) -> str:
@@ -215,6 +233,9 @@ def _detach(options: Any, log_path: str | None) -> int:
         return report_error(_not_enabled(options.workspace), False)
     if ping(options.socket_path):
         return _report_running(options.socket_path)
+    in_use = _database_in_use(options)
+    if in_use is not None:
+        return report_error(in_use, False)
     log_file = os.path.abspath(log_path) if log_path else workspace_log_path(options.workspace)
     argv = [
         str(options.monitors_dir),
@@ -308,13 +329,15 @@ def stop(socket: str | None, workspace: str | None, output_format: str) -> int:
         answer = call(socket_path, "stop", {})
     except DaemonConnectionError as error:
         from agentmonitors.cli.daemon_calls import unreachable_text
+        from agentmonitors.daemon.client import DaemonRefusedError
         from agentmonitors.daemon.protocol import REQUEST_TIMEOUT_S
 
-        said = (
-            unreachable_text(socket_path, "stop", REQUEST_TIMEOUT_S)
-            if error.timed_out
-            else NO_DAEMON_MESSAGE
-        )
+        if isinstance(error, DaemonRefusedError):
+            said = error.message
+        elif error.timed_out:
+            said = unreachable_text(socket_path, "stop", REQUEST_TIMEOUT_S)
+        else:
+            said = NO_DAEMON_MESSAGE
         click.echo(f"error: {said}", err=True)
         if as_json:
             click.echo(dump_json({"stopped": False, "pid": None, "socketPath": socket_path}))
@@ -347,7 +370,11 @@ def status(socket: str | None, workspace: str | None, output_format: str) -> int
     try:
         live = call(socket_path, "status", {})
         report = {"running": True, "socketPath": socket_path, **(live or {})}
-    except DaemonConnectionError:
+    except DaemonConnectionError as error:
+        from agentmonitors.daemon.client import DaemonRefusedError
+
+        if isinstance(error, DaemonRefusedError):
+            click.echo(f"error: {error.message}", err=True)
         report = {
             "running": False,
             "socketPath": socket_path,

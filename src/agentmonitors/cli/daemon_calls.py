@@ -49,17 +49,26 @@ def ask(
 ) -> Any:
     """Call the daemon; on failure print the right message and raise ``DaemonCallFailed``.
 
-    A missing daemon gets the how-to-start message on stderr (text even under JSON); one
+    A missing daemon gets the how-to-start message on stderr (text even under JSON), a
+    socket that is not the user's own the refusal naming it and why; one
     that is there but does not answer within ``timeout_s`` (the protocol's request
     timeout by default) is said to be busy, not missing. An error the daemon reports is
     printed as is, with the session hint when it is about an unknown session.
     """
-    from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call
+    from agentmonitors.daemon.client import (
+        DaemonConnectionError,
+        DaemonError,
+        DaemonRefusedError,
+        call,
+    )
     from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE, REQUEST_TIMEOUT_S
 
     waited = REQUEST_TIMEOUT_S if timeout_s is None else timeout_s
     try:
         return call(socket_path, method, params, timeout_s=waited)
+    except DaemonRefusedError as error:
+        print_error(error.message)  # names the socket and why it is not ours
+        raise DaemonCallFailed from None
     except DaemonConnectionError as error:
         print_error(
             unreachable_text(socket_path, method, waited) if error.timed_out else NO_DAEMON_MESSAGE

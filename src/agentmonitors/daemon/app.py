@@ -15,6 +15,7 @@ from agentmonitors.catalog.definitions import Definitions
 from agentmonitors.clock import Clock, SystemClock
 from agentmonitors.daemon.channels import channel_attached
 from agentmonitors.daemon.compose import workspace_runtime
+from agentmonitors.daemon.db_lock import DatabaseLock
 from agentmonitors.daemon.server import DaemonServer, Method, RequestError, params
 from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.runtime.tick import TickResult
@@ -319,21 +320,31 @@ class Daemon:
         self._hint_targets = targets
         self._hint_filters = filters
 
+    async def _start_serving(self, loop: asyncio.AbstractEventLoop) -> DatabaseLock:
+        """Install the signal handlers, take the database lock, bind the socket."""
+        # Handlers first: a signal that arrives as soon as the socket answers must
+        # still end in a clean stop.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, self.request_stop)
+        # One daemon per database, whatever its socket (daemon/db_lock.py): taken before
+        # the socket, so a second daemon never binds, and held until the store is closed.
+        database_lock = DatabaseLock(self.options.db_path, self.options.socket_path)
+        try:
+            database_lock.acquire()
+            await self.server.start()
+        except BaseException:
+            database_lock.release()  # a no-op when it was not taken
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+            raise
+        return database_lock
+
     async def run(self) -> int:
         """Serve until stopped; returns the process exit code."""
         from agentmonitors.sources.file_hints import FileHintWatcher
 
         loop = asyncio.get_running_loop()
-        # Handlers first: a signal that arrives as soon as the socket answers must
-        # still end in a clean stop.
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, self.request_stop)
-        try:
-            await self.server.start()
-        except BaseException:
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(signum)
-            raise
+        database_lock = await self._start_serving(loop)
         self.out(f"AgentMon daemon listening on {self.options.socket_path}")
         self._hints = FileHintWatcher(self._on_hint)
         serving = asyncio.create_task(self.server.serve_forever())
@@ -385,6 +396,7 @@ class Daemon:
                 self._refresh_handle.cancel()
             self._flush_refreshes()
             self.db.close()
+            database_lock.release()
         return 0
 
     def check_store(self) -> bool:

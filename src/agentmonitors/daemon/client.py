@@ -4,7 +4,8 @@ Hooks call this on every turn, so it is plain ``socket`` + ``json`` (no asyncio)
 and it never waits longer than its timeout. Failures come in three kinds, because
 callers react differently: an unreachable daemon (fall back in-process or lazy-boot),
 an older daemon that does not know the request (fall back), and an answer that is an
-error (report it verbatim).
+error (report it verbatim). A socket this user's agentmonitors did not create is never
+connected to (docs/architecture.md, "Where trusted state lives"): it counts as unreachable.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agentmonitors.daemon.protocol import (
     encode_message,
     is_unsupported_reply,
 )
+from agentmonitors.paths import socket_problem
 
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
 TYPE_CHECKING = False
@@ -34,6 +36,7 @@ __all__ = [
     "DaemonApplicationError",
     "DaemonConnectionError",
     "DaemonError",
+    "DaemonRefusedError",
     "DaemonUnsupportedError",
     "call",
     "ping",
@@ -57,6 +60,13 @@ class DaemonConnectionError(DaemonError):
     def __init__(self, message: str, socket_path: str, *, timed_out: bool = False) -> None:
         super().__init__(message, socket_path)
         self.timed_out = timed_out
+
+
+class DaemonRefusedError(DaemonConnectionError):
+    """Not connected at all: the socket, or its folder, is not this user's own.
+
+    ``message`` names the path and why; a hook treats it as an unreachable daemon.
+    """
 
 
 class DaemonUnsupportedError(DaemonError):
@@ -142,6 +152,13 @@ def call(
     request_id = os.urandom(12).hex()
     payload = encode_message({"id": request_id, "method": method, "params": dict(params or {})})
     deadline = time.monotonic() + timeout_s
+    problem = socket_problem(socket_path)
+    if problem is not None:
+        raise DaemonRefusedError(
+            f"Refusing to connect to {socket_path}: {problem}. agentmonitors only talks to a"
+            " daemon socket you own, in a folder only you can write.",
+            socket_path,
+        )
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         try:

@@ -53,6 +53,16 @@ class DaemonAlreadyRunning(Exception):
         self.socket_path = socket_path
 
 
+def _refused(socket_path: str, problem: str) -> OSError:
+    from agentmonitors.paths import SocketPathError
+
+    return SocketPathError(
+        f"Refusing to listen at {socket_path}: {problem}. Clients only connect to a socket"
+        " you own in a folder only you can write; choose such a place (the default needs"
+        " no --socket)."
+    )
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     """One accepted parameter. ``choices`` and ``minimum`` narrow str and int values."""
@@ -236,9 +246,15 @@ class DaemonServer:
         if self._started:
             raise RuntimeError("server already started")
         self._started = True
-        from agentmonitors.paths import prepare_private_dir
+        from agentmonitors.paths import folder_problem, prepare_private_dir
 
-        prepare_private_dir(os.path.dirname(os.path.abspath(self.socket_path)))
+        folder = os.path.dirname(os.path.abspath(self.socket_path))
+        prepare_private_dir(folder)
+        # Clients never connect where someone else could swap the socket
+        # (paths.socket_problem), so a daemon listening there would serve nobody.
+        problem = folder_problem(folder)
+        if problem is not None:
+            raise _refused(self.socket_path, problem)
         self._acquire_lock()
         try:
             await self._clear_stale_socket()
@@ -284,6 +300,12 @@ class DaemonServer:
         if not stat.S_ISSOCK(info.st_mode):
             raise FileExistsError(
                 f"{self.socket_path} exists and is not a socket; refusing to replace it."
+            )
+        if info.st_uid != os.getuid():
+            # Neither probed nor removed: another user's socket is not ours to judge.
+            raise _refused(
+                self.socket_path,
+                f"it is owned by uid {info.st_uid}, not by you (uid {os.getuid()})",
             )
         try:
             _reader, writer = await asyncio.wait_for(

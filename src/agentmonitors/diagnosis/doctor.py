@@ -125,10 +125,18 @@ def _leads(db: Database | None, workspace: str) -> list[Lead]:
 
 
 def _project_check(workspace: str) -> dict[str, Any]:
+    from agentmonitors.paths import ignored_enable_values
     from agentmonitors.workspace import enable_file_path, read_local_state
 
-    if read_local_state(workspace).enabled:
-        return _check("project-enabled", "pass", f"enabled ({enable_file_path(workspace)})")
+    state = read_local_state(workspace)
+    if state.enabled:
+        detail = f"enabled ({enable_file_path(workspace)})"
+        # A repository may commit the enable file: a `socket:`/`db:` of its choosing is
+        # never used, and the user should know it is there.
+        ignored = ignored_enable_values(workspace, state)
+        if ignored:
+            detail += "; advisory: " + " ".join(ignored)
+        return _check("project-enabled", "pass", detail)
     return _check(
         "project-enabled",
         "fail",

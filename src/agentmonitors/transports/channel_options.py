@@ -40,8 +40,15 @@ def resolve_options(
     workspaces. ``poll_ms`` is checked by the command line; a bad value here means
     the default.
     """
-    from agentmonitors.paths import SOCKET_ENV, _global_socket_path, fit_socket_path, session_marker
-    from agentmonitors.workspace import logical_cwd, resolve_enabled_project, workspace_data_dir
+    from agentmonitors.paths import (
+        SOCKET_ENV,
+        _global_socket_path,
+        fit_socket_path,
+        notice_once,
+        session_marker,
+        workspace_socket,
+    )
+    from agentmonitors.workspace import logical_cwd, resolve_enabled_project
 
     session = host_session_id or os.environ.get(SESSION_ENV) or None
     marker = session_marker(session) if session else None
@@ -52,7 +59,7 @@ def resolve_options(
     if socket:
         candidate = socket
     elif state.enabled:
-        candidate = state.socket or os.path.join(workspace_data_dir(root), "agentmonitors.sock")
+        candidate = workspace_socket(root, state, notice=notice_once)
     else:
         candidate = os.environ.get(SOCKET_ENV) or _global_socket_path()
     try:

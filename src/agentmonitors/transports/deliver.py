@@ -199,13 +199,17 @@ def deliver(
         return False
     if debugging:
         debug(f"workspace {_field(workspace)} (enabled, socket {state.socket or '(none)'})")
-    socket = options.socket or state.socket
-    if socket is None:
+    if options.socket is None and state.socket is None:
         sys.stderr.write((W3B if state.last_boot_failure_at else W3A) + "\n")
         return False
-    from agentmonitors.paths import fit_socket_path
+    from agentmonitors.paths import fit_socket_path, notice_once, workspace_socket
 
-    socket = fit_socket_path(socket, explicit=options.socket is not None)
+    if options.socket is not None:
+        socket = fit_socket_path(options.socket, explicit=True)
+    else:
+        # The enable file may be a repository's: its `socket:` counts only when it names
+        # a socket of ours; otherwise the workspace's own socket is used, said on stderr.
+        socket = fit_socket_path(workspace_socket(workspace, state, notice=notice_once))
     # A host that cannot reach a lifecycle tries it at the next point it does reach:
     # what was held for it is delivered first, the point's own lifecycle after.
     return any(

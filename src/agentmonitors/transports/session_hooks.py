@@ -120,13 +120,13 @@ def session_start(payload: HookPayload, adapter: HostAdapter = CLAUDE_CODE) -> i
         return 0
 
     from agentmonitors.daemon.client import call, ping
-    from agentmonitors.paths import fit_socket_path
-    from agentmonitors.workspace import workspace_data_dir, write_local_state
+    from agentmonitors.paths import fit_socket_path, notice_once, workspace_db, workspace_socket
+    from agentmonitors.workspace import write_local_state
 
-    socket = fit_socket_path(
-        state.socket or os.path.join(workspace_data_dir(workspace), "agentmonitors.sock")
-    )
-    db = state.db or os.path.join(workspace_data_dir(workspace), "inbox.db")
+    # The enable file may come with the repository: a `socket:` or `db:` that is not
+    # ours is ignored (said on stderr) and replaced below by the workspace's own.
+    socket = fit_socket_path(workspace_socket(workspace, state, notice=notice_once))
+    db = workspace_db(workspace, state, notice=notice_once)
     failure = None if ping(socket) else _boot(workspace, socket, db, state.reap_after_ms)
     if failure is not None:
         from datetime import UTC, datetime
@@ -291,13 +291,13 @@ def run_session_end(args: list[str]) -> int:
 def session_end(payload: HookPayload, adapter: HostAdapter = CLAUDE_CODE) -> None:
     if payload.session_id is None:
         return
-    _workspace, state = adapter.project(payload)
+    workspace, state = adapter.project(payload)
     if not state.enabled or state.socket is None:
         return
     from agentmonitors.daemon.client import DaemonError, call
-    from agentmonitors.paths import fit_socket_path
+    from agentmonitors.paths import fit_socket_path, workspace_socket
 
-    socket = fit_socket_path(state.socket)
+    socket = fit_socket_path(workspace_socket(workspace, state))
     try:
         sessions = call(socket, "session.list", {})
         match = next(
