@@ -84,6 +84,33 @@ def workspace_log_path(workspace: str) -> str:
     return os.path.join(workspace_data_dir(workspace), LOG_FILENAME)
 
 
+def python_command(*args: str) -> list[str]:
+    """This interpreter running ``args`` with nothing of the working directory on its path.
+
+    ``-P`` keeps the interpreter from putting the current directory (for ``-m``) or a
+    script's folder first on ``sys.path``, so a project's own ``filelock.py`` cannot
+    stand in for a module we import. Not ``-I``: it would also drop the user
+    site-packages, where ``pip install --user`` puts agentmonitors, and the ``PYTHON*``
+    variables a user's setup may need (docs/architecture.md, "Processes we start").
+    """
+    return [sys.executable, "-P", *args]
+
+
+def neutral_cwd(workspace: str | None = None) -> str:
+    """A working directory for a process we start: never the project folder.
+
+    The workspace's data folder (where its log and database live), else our data
+    folder; created owner-only. The child gets its workspace as an argument, never
+    from its working directory.
+    """
+    if workspace is not None:
+        path = workspace_data_dir(workspace)
+    else:
+        path = os.path.join(data_root(), "agentmonitors")
+    prepare_private_dir(path)
+    return path
+
+
 def _global_socket_path() -> str:
     db = global_db_path()
     if db == MEMORY_DB:

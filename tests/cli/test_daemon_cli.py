@@ -79,7 +79,7 @@ def test_once_with_an_explicit_monitors_folder(workspace: Path, run_cli: Run) ->
     [
         (("--poll-ms", "0"), "--poll-ms must be a positive number."),
         (("--reap-after-ms", "-1"), "--reap-after-ms must be zero or a positive number."),
-        (("--log", "x.log"), "--log requires --detach."),
+        (("--log", "x.log", "--poll-ms", "-5"), "--poll-ms must be a positive number."),
     ],
 )
 def test_run_rejects_bad_flags(

@@ -80,7 +80,8 @@ def test_install_search_update_remove(env: Env, tmp_path: Path) -> None:
 
     again_verbose = env.run("install", "--verbose", str(first))
     assert again_verbose.returncode == 0
-    assert "Processing ./wheels/agentmonitors_example_source-0.1.0" in again_verbose.stderr
+    # pip runs in a folder of ours: the path it reports is the absolute one.
+    assert f"Processing {wheels}/agentmonitors_example_source-0.1.0" in again_verbose.stderr
     assert again_verbose.stdout == "No source was added.\n"
 
     build_wheel(wheels, version="0.2.0")
@@ -134,3 +135,30 @@ def test_bad_requests_say_why(env: Env, tmp_path: Path) -> None:
         "error: plain-package installed, but declares no agentmonitors.sources entry point"
     )
     assert env.run("update").stdout == "No plugin sources are installed; nothing to update.\n"
+
+
+def test_install_from_a_hostile_repository_runs_nothing_of_it(env: Env, tmp_path: Path) -> None:
+    """pip and the plugin lookup never import from the folder ``source install`` runs in."""
+    wheel = build_wheel(tmp_path / "wheels", version="0.1.0")
+    repo = tmp_path / "repo"
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    marking = "open({!r}, 'a').close()\n"
+    (repo / "pip").mkdir(parents=True)
+    (repo / "pip" / "__init__.py").write_text(marking.format(str(markers / "pip")))
+    (repo / "evil_source.py").write_text(marking.format(str(markers / "evil_source")))
+    dist_info = repo / "evil-1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n")
+    (dist_info / "entry_points.txt").write_text(
+        "[agentmonitors.sources]\nevil = evil_source:Source\n"
+    )
+    env.cwd = repo
+    # A requirement naming a path is read from where the user ran the command.
+    installed = env.run("install", os.path.relpath(wheel, repo))
+    assert installed.returncode == 0, installed.stderr
+    assert installed.stdout == "Added source example-echo (agentmonitors-example-source 0.1.0)\n"
+    assert "example-echo" in env.sources() and "evil" not in env.sources()
+    removed = env.run("remove", "example-echo")
+    assert removed.returncode == 0, removed.stderr
+    assert sorted(path.name for path in markers.iterdir()) == []

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
 import time
 from typing import Any
 
@@ -86,7 +85,12 @@ def _run_options(function: Any) -> Any:
         show_default=True,
         help="Stop after this long with no active session (0 = never).",
     )(function)
-    return click.option("--log", "log_path", help="Log file for a detached daemon.")(function)
+    return click.option(
+        "--log",
+        "log_path",
+        help="Log file (default for a background daemon: <workspace data dir>/daemon.log);"
+        " moved to <log>.1 past $AGENTMONITORS_LOG_MAX_BYTES (5 MiB).",
+    )(function)
 
 
 def _check_numbers(poll_ms: int, reap_after_ms: int) -> str | None:
@@ -109,21 +113,27 @@ def run(
     log_path: str | None,
     detach: bool,
 ) -> int:
-    if not detach:
-        # A daemon whose output goes to a file (a detached one writes to its log)
-        # dates every line, from the very first.
+    if not detach and log_path is None:
+        # Output to a file is dated from its very first line, a bad flag's error too.
         from agentmonitors.daemon.logstamp import stamp_when_logging_to_a_file
 
         stamp_when_logging_to_a_file()
     problem = _check_numbers(poll_ms, reap_after_ms)
-    if problem is None and log_path is not None and not detach:
-        problem = "--log requires --detach."
     if problem is not None:
         return report_error(problem, False)
-    options = _daemon_options(monitors_dir, workspace, socket, poll_ms, reap_after_ms)
     if detach:
+        options = _daemon_options(monitors_dir, workspace, socket, poll_ms, reap_after_ms)
         return _detach(options, log_path)
-    return _foreground(options)
+    # Everything the daemon prints goes through its log from here on: dated, bounded,
+    # scrubbed (docs/architecture.md, "The daemon's log").
+    from agentmonitors.daemon.logfile import setup_daemon_log
+
+    try:
+        log = setup_daemon_log(os.path.abspath(log_path) if log_path else None)
+    except OSError as error:
+        return report_error(f"cannot open the log {log_path}: {error}", False)
+    options = _daemon_options(monitors_dir, workspace, socket, poll_ms, reap_after_ms)
+    return _foreground(options, log)
 
 
 @command.command("start", help="Start the daemon in the background (same as run --detach).")
@@ -148,13 +158,11 @@ def _already_running(socket_path: str) -> str:
     return f"AgentMon daemon is already running at {socket_path}."
 
 
-def _foreground(options: Any) -> int:
+def _foreground(options: Any, log: Any) -> int:
     import asyncio
-    import logging
 
     from agentmonitors.daemon.app import Daemon
     from agentmonitors.daemon.client import ping
-    from agentmonitors.daemon.logstamp import StampingWriter
     from agentmonitors.daemon.server import DaemonAlreadyRunning
     from agentmonitors.store.database import StoreError
 
@@ -163,25 +171,24 @@ def _foreground(options: Any) -> int:
     in_use = _database_in_use(options)
     if in_use is not None:
         return report_error(in_use, False)
-    # A stamped log already dates each line; a terminal gets the date from logging.
-    stamped = isinstance(getattr(sys.stderr, "buffer", None), StampingWriter)
-    logging.basicConfig(
-        level=logging.WARNING,
-        format=("" if stamped else "%(asctime)s ") + "%(name)s %(levelname)s: %(message)s",
-    )
 
-    def out(line: str) -> None:
-        click.echo(line)
-        sys.stdout.flush()
+    async def serve(daemon: Daemon) -> int:
+        upkeep = asyncio.create_task(log.maintain())
+        try:
+            return await daemon.run()
+        finally:
+            upkeep.cancel()
 
     try:
-        daemon = Daemon(options, registry_with_warnings(), out=out)
-        return asyncio.run(daemon.run())
+        daemon = Daemon(options, registry_with_warnings(options.workspace), out=log.out)
+        return asyncio.run(serve(daemon))
     except DaemonAlreadyRunning as error:
         # This socket's, or (DatabaseInUse) the one serving the same database.
         return report_error(str(error), False)
     except (StoreError, OSError) as error:
         return report_error(str(error), False)
+    finally:
+        log.close()
 
 
 def _database_in_use(options: Any) -> str | None:
@@ -224,7 +231,7 @@ def _report_running(socket_path: str) -> int:
 
 def _detach(options: Any, log_path: str | None) -> int:
     from agentmonitors.daemon.client import DaemonError, call, ping
-    from agentmonitors.paths import workspace_log_path
+    from agentmonitors.paths import MEMORY_DB, fit_socket_path, neutral_cwd, workspace_log_path
     from agentmonitors.workspace import read_local_state
 
     # Outside an enabled project the workspace is just the current folder: a daemon
@@ -237,12 +244,15 @@ def _detach(options: Any, log_path: str | None) -> int:
     if in_use is not None:
         return report_error(in_use, False)
     log_file = os.path.abspath(log_path) if log_path else workspace_log_path(options.workspace)
+    # The daemon runs in a folder of ours, not here: every path it gets is absolute.
+    socket_path = fit_socket_path(os.path.abspath(options.socket_path))
+    db_path = options.db_path if options.db_path == MEMORY_DB else os.path.abspath(options.db_path)
     argv = [
-        str(options.monitors_dir),
+        os.path.abspath(str(options.monitors_dir)),
         "--workspace",
         options.workspace,
         "--socket",
-        options.socket_path,
+        socket_path,
         "--poll-ms",
         str(options.poll_ms),
         "--reap-after-ms",
@@ -250,7 +260,8 @@ def _detach(options: Any, log_path: str | None) -> int:
     ]
     from agentmonitors.daemon.spawn import spawn_daemon
 
-    pid = spawn_daemon(argv, {**os.environ, "AGENTMONITORS_DB": options.db_path}, log_file)
+    env = {**os.environ, "AGENTMONITORS_DB": db_path}
+    pid = spawn_daemon(argv, env, log_file, neutral_cwd(options.workspace))
     deadline = time.monotonic() + DETACH_WAIT_S
     failure = (
         f"Daemon failed to start within {human_duration(DETACH_WAIT_S * 1000)}; see {log_file}"
@@ -261,22 +272,22 @@ def _detach(options: Any, log_path: str | None) -> int:
             code = os.waitstatus_to_exitcode(status_code)
             failure = f"Daemon exited with code {code} while starting; see {log_file}"
             break
-        if ping(options.socket_path, timeout_s=0.3):
+        if ping(socket_path, timeout_s=0.3):
             try:
-                status = call(options.socket_path, "status", {})
+                status = call(socket_path, "status", {})
             except DaemonError as error:
                 failure = f"Daemon answered but its status failed: {error}"
                 break
             if isinstance(status, dict) and status.get("pid") == pid:
                 click.echo("AgentMon daemon started in the background.")
                 click.echo(f"  Pid: {pid}")
-                click.echo(f"  Socket: {options.socket_path}")
+                click.echo(f"  Socket: {socket_path}")
                 click.echo(f"  Log: {log_file}")
                 click.echo(f"  Reaping: {_reaping_text(options.reap_after_ms)}")
                 return 0
             failure = (
                 f"Another process (pid {status.get('pid') if isinstance(status, dict) else '?'})"
-                f" answers at {options.socket_path}; the started daemon was not confirmed"
+                f" answers at {socket_path}; the started daemon was not confirmed"
             )
             break
         time.sleep(0.1)

@@ -12,12 +12,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from typing import Any
 
 import click
+
+from agentmonitors.paths import python_command
 
 MONITOR = """---
 name: Notes changed
@@ -54,7 +55,7 @@ class Demo:
     ) -> subprocess.CompletedProcess[str]:
         data = None if stdin is None else (stdin if isinstance(stdin, str) else json.dumps(stdin))
         done = subprocess.run(
-            [sys.executable, "-m", "agentmonitors", *args],
+            python_command("-m", "agentmonitors", *args),
             input=data,
             capture_output=True,
             text=True,

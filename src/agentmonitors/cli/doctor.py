@@ -57,7 +57,7 @@ def _in_process(
         db_path=db_path,
         older_daemon=older_daemon,
     )
-    registry = registry_with_warnings()
+    registry = registry_with_warnings(workspace)
     try:
         db = open_read_only(db_path)
         try:

@@ -39,12 +39,15 @@ def workspace_and_monitors(workspace_flag: str | None, monitors_dir: str | None)
     return workspace, os.path.normpath(os.path.join(logical_cwd(), monitors_dir))
 
 
-def registry_with_warnings() -> SourceRegistry:
-    """The bundled sources plus installed plugins; a skipped plugin is a warning."""
+def registry_with_warnings(workspace: str | None = None) -> SourceRegistry:
+    """The bundled sources plus installed plugins; a skipped plugin is a warning.
+
+    A distribution found inside ``workspace`` (or the current folder) is no plugin.
+    """
     from agentmonitors.cli.output import warn
     from agentmonitors.sources.registry import load_registry
 
-    return load_registry(warn)
+    return load_registry(warn, workspace=workspace)
 
 
 def once_text(
@@ -164,7 +167,7 @@ def run_once(
             runtime = workspace_runtime(
                 db,
                 workspace_path,
-                registry_with_warnings(),
+                registry_with_warnings(workspace_path),
                 monitors_dir=monitors_path,
                 restore_backoff=not force,
             )

@@ -102,7 +102,7 @@ def command(
     workspace_path, monitors_path = workspace_and_monitors(workspace, monitors_dir)
     if not os.path.isdir(workspace_path):
         return report_error(f"workspace {workspace_path} is not a folder", as_json)
-    registry = registry_with_warnings()
+    registry = registry_with_warnings(workspace_path)
     picked = _pick_monitor(
         DefinitionCache(registry).load(workspace_path, monitors_path), monitor_id
     )

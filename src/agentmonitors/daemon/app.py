@@ -446,8 +446,10 @@ class Daemon:
         try:
             result = await self.runtime.tick(forced, force_sources)
         except Exception as error:
+            # A log record, not an ``out`` line: the same failure every tick is counted
+            # in the log, not repeated (docs/architecture.md, "The daemon's log").
             log.debug("tick failed", exc_info=True)
-            self.out(f"AgentMon runtime tick failed: {error}")
+            log.error("AgentMon runtime tick failed: %s", error)
             return None
         self._report(result)
         return result

@@ -12,12 +12,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from typing import Protocol
 
+from agentmonitors.paths import neutral_cwd, python_command
 from agentmonitors.workspace import workspace_data_dir
 
 STOP_GRACE_S = 3.0
@@ -59,9 +59,9 @@ class IsolatedDaemon:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        args = [sys.executable, "-m", "agentmonitors", "daemon", "run"]
+        args = python_command("-m", "agentmonitors", "daemon", "run")
         if self.monitors_dir is not None:
-            args.append(self.monitors_dir)
+            args.append(os.path.abspath(self.monitors_dir))
         args += [
             "--workspace",
             self.workspace,
@@ -71,17 +71,21 @@ class IsolatedDaemon:
             str(POLL_MS),
             "--reap-after-ms",
             "0",
+            "--log",
+            self.log_path,
         ]
         env = {**os.environ, "AGENTMONITORS_DB": self.db_path}
         with open(self.log_path, "wb") as log:
             # Its own session: a Ctrl-C at the terminal reaches verify, which then
-            # tears the daemon down in order instead of both dying at once.
+            # tears the daemon down in order instead of both dying at once. Its own
+            # folder, never the project's, and -P: nothing in the project may stand in
+            # for a module the daemon loads (docs/architecture.md).
             self.process = subprocess.Popen(
                 args,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                cwd=self.workspace,
+                cwd=self.folder,
                 env=env,
                 start_new_session=True,
             )
@@ -153,13 +157,13 @@ class WorkspaceDaemon:
 
     def start(self) -> None:
         """``daemon start`` (which returns at once when one already answers)."""
-        args = [sys.executable, "-m", "agentmonitors", "daemon", "start"]
+        args = python_command("-m", "agentmonitors", "daemon", "start")
         if self.monitors_dir is not None:
-            args.append(self.monitors_dir)
-        args += ["--workspace", self.workspace, "--socket", self.socket_path]
+            args.append(os.path.abspath(self.monitors_dir))
+        args += ["--workspace", self.workspace, "--socket", os.path.abspath(self.socket_path)]
         done = subprocess.run(
             args,
-            cwd=self.workspace,
+            cwd=neutral_cwd(self.workspace),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,

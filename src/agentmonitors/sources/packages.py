@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import distributions
 
 from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.paths import neutral_cwd, python_command
 from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES, plugin_entry_points
 
 
@@ -114,9 +116,19 @@ def run_pip(arguments: Sequence[str], echo: Callable[[str], None] | None = None)
             "that installed agentmonitors instead (for example: pipx inject agentmonitors "
             "<package>, or uv tool install agentmonitors --with <package>)."
         )
-    command = [sys.executable, "-m", "pip", *arguments, "--disable-pip-version-check"]
+    # pip runs in a folder of ours with -P, so a project's own `pip/` or any module
+    # it holds cannot stand in for pip's (docs/architecture.md, "Processes we start");
+    # a requirement naming a path here is handed over as an absolute one.
+    command = python_command(
+        "-m", "pip", *(_absolute_if_path(item) for item in arguments), "--disable-pip-version-check"
+    )
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        cwd=neutral_cwd(),
     )
     assert process.stdout is not None
     output: list[str] = []
@@ -134,6 +146,21 @@ def run_pip(arguments: Sequence[str], echo: Callable[[str], None] | None = None)
             else f"{pip_failure_summary(output)} (run again with --verbose for pip's output)"
         )
         raise PackageError(f"pip {arguments[0]} failed (exit code {code}): {detail}")
+
+
+def _absolute_if_path(argument: str) -> str:
+    """``argument`` as pip would read it here, for a pip running elsewhere.
+
+    pip takes a requirement for a path when it has a separator or starts with a dot,
+    or names an existing file; everything else (names, version ranges, URLs, options)
+    passes as it is.
+    """
+    if argument.startswith("-") or "://" in argument:
+        return argument
+    looks_like_path = os.sep in argument or argument.startswith(".")
+    if looks_like_path or os.path.isfile(argument):
+        return os.path.abspath(argument)
+    return argument
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ name that is not bundled, or the full list, is first asked for.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -75,12 +77,27 @@ class PluginProblem:
         return f'Source plugin "{self.entry_point}" ({self.value}) skipped: {self.message}'
 
 
-def plugin_entry_points() -> list[EntryPoint]:
+def plugin_entry_points(workspace: str | None = None) -> list[EntryPoint]:
     """The installed ``agentmonitors.sources`` entry points, in a stable order.
 
     Sorted by distribution name, then entry-point name: the order a directory lists
     its distributions in is not stable across machines, and this order decides which
-    of two plugins claiming one name wins.
+    of two plugins claiming one name wins. A distribution whose metadata lies in the
+    current folder or ``workspace`` is left out (see :func:`split_entry_points`).
+    """
+    return split_entry_points(workspace)[0]
+
+
+def split_entry_points(
+    workspace: str | None = None,
+) -> tuple[list[EntryPoint], list[PluginProblem]]:
+    """The plugin entry points to load, and those left out because a project holds them.
+
+    A process run in a project (``python -m agentmonitors`` puts the current folder
+    first on ``sys.path``, and so does ``PYTHONPATH=.``) would otherwise load any
+    ``*.dist-info`` a repository commits, and with it the repository's code. Plugins
+    come from the installed environment only: its site-packages folders count even
+    when they sit inside the project (a project's own ``.venv``).
     """
 
     # Here, not at the top: reading the installed distributions' metadata costs a
@@ -92,7 +109,62 @@ def plugin_entry_points() -> list[EntryPoint]:
         name = dist.metadata["Name"] if dist is not None else None
         return (str(name or "").lower().replace("_", "-"), point.name)
 
-    return sorted(entry_points(group=ENTRY_POINT_GROUP), key=order)
+    roots = _project_roots(workspace)
+    installed = _installed_folders()
+    kept: list[EntryPoint] = []
+    skipped: list[PluginProblem] = []
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=order):
+        folder = _project_folder_of(point, roots, installed)
+        if folder is None:
+            kept.append(point)
+        else:
+            skipped.append(
+                PluginProblem(
+                    point.name,
+                    point.value,
+                    f"its package metadata is in {folder}, inside the project folder; "
+                    "source plugins load only from the installed environment "
+                    "(`agentmonitors source install <package>`)",
+                )
+            )
+    return kept, skipped
+
+
+def _project_roots(workspace: str | None) -> list[str]:
+    roots = [workspace] if workspace else []
+    with contextlib.suppress(OSError):
+        roots.append(os.getcwd())
+    return [os.path.realpath(root) for root in roots]
+
+
+def _installed_folders() -> set[str]:
+    """The interpreter's own site-packages folders (the user's included)."""
+    import site
+    import sysconfig
+
+    folders = {sysconfig.get_paths().get(key, "") for key in ("purelib", "platlib")}
+    with contextlib.suppress(AttributeError):
+        folders.update(site.getsitepackages())
+    with contextlib.suppress(AttributeError):
+        folders.add(site.getusersitepackages())
+    return {os.path.realpath(folder) for folder in folders if folder}
+
+
+def _project_folder_of(point: EntryPoint, roots: list[str], installed: set[str]) -> str | None:
+    """The folder holding ``point``'s distribution when that is inside a project root."""
+    dist = point.dist
+    if dist is None:
+        return None
+    try:
+        folder = os.path.realpath(str(dist.locate_file("")))
+    except (OSError, NotImplementedError, TypeError, ValueError):
+        return None
+    if folder in installed:
+        return None
+    for root in roots:
+        if folder == root or folder.startswith(root.rstrip(os.sep) + os.sep):
+            return folder
+    return None
 
 
 def _instantiate(loaded: Any) -> Any:
@@ -131,10 +203,14 @@ def source_problem(source: Any) -> str | None:
 def register_plugins(
     registry: SourceRegistry,
     points: Iterable[EntryPoint] | None = None,
+    *,
+    workspace: str | None = None,
 ) -> list[PluginProblem]:
     """Register every plugin source ``registry`` can take; the problems of the rest."""
     problems: list[PluginProblem] = []
-    for point in plugin_entry_points() if points is None else points:
+    if points is None:
+        points, problems = split_entry_points(workspace)
+    for point in points:
 
         def skip(message: str, point: EntryPoint = point) -> None:
             problems.append(PluginProblem(point.name, point.value, message))
@@ -158,17 +234,20 @@ def register_plugins(
 def load_registry(
     on_problem: Callable[[str], None] | None = None,
     points: Iterable[EntryPoint] | None = None,
+    *,
+    workspace: str | None = None,
 ) -> SourceRegistry:
     """The bundled sources plus every installed plugin source.
 
     The plugins are looked up only when first needed: a name that is not bundled, or
     the full list (``names()``, ``list()``). Each skipped plugin is then passed to
-    ``on_problem`` as one line (default: logged as a warning).
+    ``on_problem`` as one line (default: logged as a warning), those found inside
+    ``workspace`` or the current folder included.
     """
     report = on_problem if on_problem is not None else log.warning
 
     def add_plugins(registry: SourceRegistry) -> None:
-        for problem in register_plugins(registry, points):
+        for problem in register_plugins(registry, points, workspace=workspace):
             report(str(problem))
 
     return bundled_registry(add_plugins)

@@ -225,11 +225,13 @@ def _boot(workspace: str, socket: str, db: str, reap_after_ms: int) -> str | Non
         str(reap_after_ms),
     ]
     from agentmonitors.daemon.spawn import spawn_daemon
+    from agentmonitors.paths import neutral_cwd
 
     env = {**os.environ, "AGENTMONITORS_DB": db, "AGENTMONITORS_SOCKET": socket}
     log_path = workspace_log_path(workspace)
     log_start = _size(log_path)
-    pid = spawn_daemon(argv, env, log_path)
+    # Never the project folder: nothing there may stand in for a module the daemon loads.
+    pid = spawn_daemon(argv, env, log_path, neutral_cwd(workspace))
     deadline = time.monotonic() + BOOT_WAIT_S
     while time.monotonic() < deadline:
         if ping(socket, timeout_s=0.5):
