@@ -39,6 +39,7 @@ __all__ = [
     "RefusedFile",
     "clean_block",
     "clean_line",
+    "escape_in_document",
     "escape_invisible",
     "guard_line",
     "read_bounded",
@@ -120,18 +121,22 @@ _INVISIBLE = (
 )
 _ASCII_TABLE = {code: f"\\u{code:04x}" for code in _INVISIBLE if code < 0x80}
 _LINE_ASCII_TABLE = {**_ASCII_TABLE, 0x0A: "\\u000a"}
-_FULL_TABLES: list[dict[int, str]] = []
+# Built on first use: ASCII text (most of it) never needs them.
+_FULL_TABLES: dict[str, dict[int, str]] = {}
 
 
-def _full_tables() -> tuple[dict[int, str], dict[int, str]]:
-    """The block and line tables with every code point of the rule; built on first use,
-    as ASCII text (most of it) never needs them."""
-    if not _FULL_TABLES:
+def _full_table(mode: str) -> dict[int, str]:
+    table = _FULL_TABLES.get(mode)
+    if table is None:
         table = {code: f"\\u{code:04x}" for code in _INVISIBLE}
         table.update({code: f"\\u{code:04x}" for code in range(0xD800, 0xE000)})
-        table.update({code: f"\\x{code - 0xDC00:02x}" for code in range(0xDC80, 0xDD00)})
-        _FULL_TABLES.extend((table, {**table, 0x0A: "\\u000a"}))
-    return _FULL_TABLES[0], _FULL_TABLES[1]
+        if mode != "document":
+            # A byte of a name that is not UTF-8, as os.fsdecode carries it.
+            table.update({code: f"\\x{code - 0xDC00:02x}" for code in range(0xDC80, 0xDD00)})
+        if mode == "line":
+            table[0x0A] = "\\u000a"
+        _FULL_TABLES[mode] = table
+    return table
 
 
 def escape_invisible(text: str, *, keep_newlines: bool = True) -> str:
@@ -140,8 +145,16 @@ def escape_invisible(text: str, *, keep_newlines: bool = True) -> str:
         if text.isprintable():
             return text
         return text.translate(_ASCII_TABLE if keep_newlines else _LINE_ASCII_TABLE)
-    block, line = _full_tables()
-    return text.translate(block if keep_newlines else line)
+    return text.translate(_full_table("block" if keep_newlines else "line"))
+
+
+def escape_in_document(text: str) -> str:
+    """The rule over a serialized JSON or TOON document: line feeds are its structure,
+    and every escape is a JSON escape of the same character (a lone surrogate too), so
+    a parser reads back exactly the value that was written."""
+    if text.isascii():
+        return text if text.isprintable() else text.translate(_ASCII_TABLE)
+    return text.translate(_full_table("document"))
 
 
 def clean_line(text: str) -> str:
