@@ -41,9 +41,11 @@ __all__ = [
     "clean_line",
     "escape_in_document",
     "escape_invisible",
+    "escape_undecodable",
     "guard_line",
     "read_bounded",
     "reads_as_ours",
+    "restore_undecodable",
 ]
 
 MONITOR_FILE_CAP = 256 * 1024
@@ -155,6 +157,44 @@ def escape_in_document(text: str) -> str:
     if text.isascii():
         return text if text.isprintable() else text.translate(_ASCII_TABLE)
     return text.translate(_full_table("document"))
+
+
+_UNDECODABLE: dict[int, str] = {}
+
+
+def escape_undecodable(text: str) -> str:
+    """``text`` (a path from ``os.fsdecode``) storable as UTF-8: each byte that was not
+    UTF-8 written ``\\xNN``, as the display rule writes it; everything else as is."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        if not _UNDECODABLE:
+            _UNDECODABLE.update({code: f"\\u{code:04x}" for code in range(0xD800, 0xE000)})
+            _UNDECODABLE.update({code: f"\\x{code - 0xDC00:02x}" for code in range(0xDC80, 0xDD00)})
+        return text.translate(_UNDECODABLE)
+    return text
+
+
+def restore_undecodable(text: str) -> str:
+    """The path :func:`escape_undecodable` was given, for a ``\\xNN`` of 80–ff (best
+    effort: a name that really holds ``\\xff`` as four characters reads the same)."""
+    if "\\x" not in text:
+        return text
+    parts = text.split("\\x")
+    out = [parts[0]]
+    for part in parts[1:]:
+        digits = part[:2]
+        if (
+            len(digits) == 2
+            and all(c in "0123456789abcdef" for c in digits)
+            and digits[0] in "89abcdef"
+        ):
+            out.append(chr(0xDC00 + int(digits, 16)) + part[2:])
+        else:
+            out.append("\\x" + part)
+    return "".join(out)
 
 
 def clean_line(text: str) -> str:
