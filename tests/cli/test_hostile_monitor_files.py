@@ -153,3 +153,14 @@ def test_a_hostile_enable_file_reads_as_disabled_promptly(
     done = agentmonitors(root, "hook", "deliver", payload=json.dumps(payload))
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert not read_local_state(str(root)).enabled
+
+
+def test_a_host_hook_file_that_is_a_fifo_fails_init_promptly(isolated_environment: Path) -> None:
+    root = isolated_environment
+    (root / ".cursor").mkdir()
+    os.mkfifo(root / ".cursor" / "hooks.json")
+    done = agentmonitors(root, "init", "--enable-only", "--host", "cursor")
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        f"error: {root / '.cursor' / 'hooks.json'}: cannot read it: a FIFO"
+    )

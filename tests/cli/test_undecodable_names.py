@@ -109,9 +109,7 @@ def test_a_running_daemon_keeps_its_file_events_through_such_a_name(
         bad = os.path.join(os.fsencode(project.root / "notes"), b"new\xfe.txt")
         with open(bad, "wb") as handle:
             handle.write(b"one\n")
-        titles = wait_for(
-            lambda: [event["title"] for event in project.events()], timeout=10
-        )
+        titles = wait_for(lambda: [event["title"] for event in project.events()], timeout=10)
         assert titles[0].endswith("notes/new\\xfe.txt"), titles
         project.change("a.txt", "changed\n")
         titles = [event["title"] for event in project.events()]
