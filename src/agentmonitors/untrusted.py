@@ -32,6 +32,11 @@ from __future__ import annotations
 import os
 import stat
 
+# Imports only for annotations: the hook path loads this module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from re import Pattern
+
 __all__ = [
     "ENABLE_FILE_CAP",
     "MONITOR_FILE_CAP",
@@ -141,13 +146,31 @@ def _full_table(mode: str) -> dict[int, str]:
     return table
 
 
+_FINDERS: dict[str, Pattern[str]] = {}
+
+
+def _escape_full(text: str, mode: str) -> str:
+    """The rule over non-ASCII text: a regular expression finds the few characters to
+    escape (a translate table of every code point is many times slower on long text);
+    ``re`` is loaded only here, off the all-ASCII path."""
+    finder = _FINDERS.get(mode)
+    if finder is None:
+        import re
+
+        codes = sorted(_full_table(mode))
+        finder = re.compile("[" + "".join(re.escape(chr(code)) for code in codes) + "]")
+        _FINDERS[mode] = finder
+    table = _full_table(mode)
+    return str(finder.sub(lambda match: table[ord(match.group())], text))
+
+
 def escape_invisible(text: str, *, keep_newlines: bool = True) -> str:
     """``text`` with every character of the rule written as its escape."""
     if text.isascii():
         if text.isprintable():
             return text
         return text.translate(_ASCII_TABLE if keep_newlines else _LINE_ASCII_TABLE)
-    return text.translate(_full_table("block" if keep_newlines else "line"))
+    return _escape_full(text, "block" if keep_newlines else "line")
 
 
 def escape_in_document(text: str) -> str:
@@ -156,7 +179,7 @@ def escape_in_document(text: str) -> str:
     a parser reads back exactly the value that was written."""
     if text.isascii():
         return text if text.isprintable() else text.translate(_ASCII_TABLE)
-    return text.translate(_full_table("document"))
+    return _escape_full(text, "document")
 
 
 _UNDECODABLE: dict[int, str] = {}
