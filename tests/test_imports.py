@@ -87,6 +87,8 @@ def test_the_delivery_modules_a_hook_loads_import_only_the_standard_library() ->
         "agentmonitors.delivery.jsonline",
         "agentmonitors.delivery.heartbeats",
         "agentmonitors.digests",
+        # The untrusted-text rule every renderer shares (standard library only).
+        "agentmonitors.untrusted",
     }
     third_party = {
         name

@@ -20,6 +20,7 @@ LAYERS: dict[str, set[str]] = {
     "lean_dataclass": set(),
     "digests": set(),
     "lazy_logging": set(),
+    "untrusted": set(),
     "workspace": set(),
     "paths": {"workspace"},
     "clock": set(),
@@ -41,9 +42,9 @@ LAYERS: dict[str, set[str]] = {
     },
     "transports": {"daemon", "delivery", "workspace", "paths", "clock"},
 }  # fmt: skip
-# The lean ``@dataclass``, the small-input digests and the lazy loggers are leaves every
-# unit may use.
-_LEAVES = {"lean_dataclass", "digests", "lazy_logging"}
+# The lean ``@dataclass``, the small-input digests, the lazy loggers and the rules for
+# untrusted input are leaves every unit may use.
+_LEAVES = {"lean_dataclass", "digests", "lazy_logging", "untrusted"}
 for _unit, _allowed in LAYERS.items():
     _allowed.update(_LEAVES - {_unit})
 

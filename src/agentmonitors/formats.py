@@ -1,4 +1,4 @@
-"""How values are written out: JSON, TOON and the control-character rule, shared.
+"""How values are written out: JSON, TOON and the untrusted-text rule, shared.
 
 A leaf (standard library only, toon_format loaded when first needed): the CLI prints
 through it, and the daemon renders an agent's TOON listing with it so the command an
@@ -9,9 +9,10 @@ agent runs after every reminder never loads the encoder (docs/architecture.md,
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Callable, Mapping
+
+from agentmonitors.untrusted import escape_in_document
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,20 +48,18 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-# C0 controls except TAB and LF, DEL, and C1: what a terminal acts on (colours, cursor
-# moves, bells, CSI) and what an agent's context should never receive raw.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def clean_output(text: str) -> str:
-    """``text`` with every raw control character shown as its ``\\uXXXX`` escape.
+    """``text`` with every raw control, bidirectional or invisible character shown as
+    its ``\\uXXXX`` escape (the rule of ``untrusted.py``, docs/architecture.md "Text
+    and sizes").
 
     Event titles, monitor names and session identities come from files and commands
-    nobody vetted. In JSON the escape is the same character (json.dumps leaves DEL
-    and C1 raw under ``ensure_ascii=False``, and they can only occur inside strings);
-    in TOON and text it is a visible stand-in.
+    nobody vetted. In JSON the escape is the same character (json.dumps leaves DEL,
+    C1 and the invisible characters raw under ``ensure_ascii=False``, and they can only
+    occur inside strings); in TOON and text it is a visible stand-in. Line feeds stay:
+    a text rendering escapes them in its single-line fields itself (``clean_line``).
     """
-    return _CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return escape_in_document(text)
 
 
 def dump_json(value: Any, *, compact: bool = False) -> str:

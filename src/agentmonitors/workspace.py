@@ -327,11 +327,16 @@ def read_local_state(workspace: str) -> LocalState:
     ``true``, ``True`` or ``TRUE`` (bare or quoted) enables; ``yes``, ``on`` and ``1``
     do not.
     """
+    from agentmonitors.untrusted import ENABLE_FILE_CAP, read_bounded
+
     try:
-        with open(enable_file_path(workspace), encoding="utf-8", errors="replace") as handle:
-            text = handle.read(65536)
+        # A repository may commit a FIFO, a device or a huge file here: only a regular
+        # file of at most ENABLE_FILE_CAP bytes is read (docs/architecture.md, "Text and
+        # sizes"); anything else reads as not enabled.
+        raw = read_bounded(enable_file_path(workspace), ENABLE_FILE_CAP)
     except OSError:
         return LocalState()
+    text = raw.decode("utf-8", errors="replace")
     data = parse_enable_frontmatter(text)
     if data is None:
         return LocalState()
@@ -439,11 +444,15 @@ def enable_workspace(workspace: str) -> str:
     existing disabled file rewritten with its other keys kept).
     """
     path = enable_file_path(workspace)
+    from agentmonitors.untrusted import ENABLE_FILE_CAP, RefusedFile, read_bounded
+
+    raw: bytes | None
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            raw: str | None = handle.read()
+        raw = read_bounded(path, ENABLE_FILE_CAP)
     except FileNotFoundError:
         raw = None
+    except RefusedFile:
+        raw = b""  # not a file we read: replaced below by one we wrote
     current = read_local_state(workspace)
     if current.enabled:
         return "already-enabled"

@@ -7,7 +7,6 @@ wrong, and, where the YAML gives a line, point at the right line.
 
 from __future__ import annotations
 
-import builtins
 import errno
 import os
 import re
@@ -935,7 +934,7 @@ def test_unreadable_file(
     monitors_dir: Path, validate_json: Validate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write_monitor(monitors_dir, "locked", frontmatter(*SCHEDULE_WATCH))
-    real_open = builtins.open
+    real_open = os.open
 
     def mode_000(file: Any, *args: Any, **kwargs: Any) -> Any:
         # What the kernel answers a non-root reader of a mode-000 file; root, as in CI,
@@ -944,7 +943,7 @@ def test_unreadable_file(
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "open", mode_000)
+    monkeypatch.setattr(os, "open", mode_000)
     code, report = validate_json(monitors_dir)
     assert code == 1
     assert errors_by_id(report) == {"locked": "Failed to read file: Permission denied"}

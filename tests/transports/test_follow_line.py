@@ -30,7 +30,7 @@ def test_several_events_share_one_line_with_one_ack_command() -> None:
     line = follow_line(claim(event("E1"), event("E2", "Second\nline\ttitle")), SOCKET)
     assert "\n" not in line and "\t" not in line
     assert line.startswith("AgentMon: 2 monitor events: [high] notes: File changed")
-    assert "Second line title" in line and "--event-ids E1,E2." in line
+    assert "Second\\u000aline title" in line and "--event-ids E1,E2." in line
 
 
 def test_long_titles_are_clipped_but_the_commands_survive_the_cap() -> None:

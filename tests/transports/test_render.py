@@ -157,7 +157,8 @@ def test_session_id_and_ids_are_sanitized_and_socket_is_shell_quoted() -> None:
     text = render_hook(
         claim([event(1, eventId="E\r1")], sessionId="S\x001"), "/tmp/my sock", more_deferred=False
     )
-    assert "--session S1 --socket $'/tmp/my\\x20sock' --event-ids E1\n" in text
+    # Escaped, not dropped (the untrusted-text rule): nothing hides in a command.
+    assert "--session S\\u00001 --socket $'/tmp/my\\x20sock' --event-ids E\\u000d1\n" in text
 
 
 def test_no_socket_omits_the_socket_clause() -> None:
@@ -211,25 +212,33 @@ def test_diff_over_the_bound_is_cut_with_the_marker() -> None:
     assert changes == "😀" * (MAX_EVENT_DIFF - len(DIFF_MARKER)) + DIFF_MARKER
 
 
-def test_diff_is_bounded_before_it_is_sanitized() -> None:
-    diff = "ab\r\n" * 300  # 1200 code points; 900 once \r is dropped
+def test_diff_is_sanitized_before_it_is_bounded() -> None:
+    # Escapes lengthen the text: the bound applies to what is shown.
+    diff = "a\u202e\n" * 300  # 900 code points; 2400 once each U+202E is escaped
     changes = event_block(event(1, diffText=diff), sanitize_hook).split("\nChanges:\n", 1)[1]
-    kept = diff[: MAX_EVENT_DIFF - len(DIFF_MARKER)].replace("\r", "")
+    kept = ("a\\u202e\n" * 300)[: MAX_EVENT_DIFF - len(DIFF_MARKER)]
     assert changes == kept + DIFF_MARKER
+    assert len(changes) == MAX_EVENT_DIFF
 
 
-def test_hook_sanitizer_drops_cr_c0_and_c1_but_keeps_newline_tab_and_markdown() -> None:
+def test_hook_sanitizer_escapes_cr_c0_and_c1_but_keeps_newline_tab_and_markdown() -> None:
     raw = "a\rb\x00c\x1bd\x7fe\x85f\x9fg\nh\ti <x>[y]; \xa0z"
-    assert sanitize_hook(raw) == "abcdefg\nh\ti <x>[y]; \xa0z"
+    shown = "a\\u000db\\u0000c\\u001bd\\u007fe\\u0085f\\u009fg"
+    assert sanitize_hook(raw) == shown + "\nh\ti <x>[y]; \xa0z"
     block = event_block(event(1, title=raw, body=raw, monitorId="m\x07on"), sanitize_hook)
-    assert block.startswith("### mon (high)\nabcdefg\nh\ti <x>[y]; \xa0z\n")
+    # The title is one line: its break is escaped too; the body keeps its lines.
+    assert block.startswith(
+        "### m\\u0007on (high)\n" + shown + "\\u000ah\ti <x>[y]; \xa0z\nDetail 1\n"
+    )
+    assert block.endswith("\n\n" + shown + "\nh\ti <x>[y]; \xa0z")
     assert "\r" not in block
     assert not any(0x7F <= ord(ch) <= 0x9F for ch in block)
 
 
 def test_channel_and_meta_sanitizers() -> None:
-    assert sanitize_channel("<a>[b]\r;\n\x07") == " a  b  ;\n\x07"
-    assert sanitize_meta(" <a>[b]\r;\nc ") == "a  b    c"
+    assert sanitize_channel("<a>[b]\r\n;\n\x07") == " a  b \n;\n\\u0007"
+    assert sanitize_meta(" <a>[b];c ") == "a  b  c"
+    assert sanitize_meta("a\r\nb") == "a\\u000d\\u000ab"
 
 
 # -- shell paths and untrusted fields ----------------------------------------------------
@@ -430,7 +439,7 @@ def test_reminder_renders_prefix_message_and_action_step() -> None:
     assert shown == []
 
 
-@pytest.mark.parametrize("message", ["", "   ", "\r\n\x00", None])
+@pytest.mark.parametrize("message", ["", "   ", "\n\t \n", None])
 def test_blank_reminder_renders_nothing(message: str | None) -> None:
     assert render_hook(reminder_claim(message=message), SOCK, more_deferred=True) == ""
 
@@ -449,7 +458,7 @@ def test_channel_body_claim_content_and_meta_for_one_event() -> None:
     content, meta = render_channel(
         claim([event(1, body="See <b>[x]</b>\r\nok")]), SOCK, more_deferred=False
     )
-    assert content == "### mon-1 (high)\nTitle 1\nDetail 1\nSummary 1\n\nSee  b  x  /b  \nok"
+    assert content == "### mon-1 (high)\nTitle 1\nDetail 1\nSummary 1\n\nSee  b  x  /b \nok"
     assert meta == {
         "lifecycle": "turn-interruptible",
         "mode": "delivery",
@@ -503,7 +512,7 @@ def test_channel_meta_values_are_sanitized_and_keys_are_safe() -> None:
     recap = claim([event(1, monitorId="a<b>;c\nd", eventId=" [E1] ")], mode="recap")
     del recap["urgency"]
     meta = channel_meta(recap)
-    assert meta["monitor_id"] == "a b  c d"
+    assert meta["monitor_id"] == "a b  c\\u000ad"
     assert meta["event_id"] == "E1"
     assert "urgency" not in meta
     assert all(re.fullmatch(r"[A-Za-z0-9_]+", key) for key in meta)
@@ -514,7 +523,7 @@ def test_channel_cut_marker_and_deferred_marker() -> None:
     content, _meta, shown = render_channel_shown(
         claim([big_event(1, 25000)], sessionId="S;1\n"), SOCK, more_deferred=True
     )
-    c2 = C2.replace("--session S1", "--session S 1")
+    c2 = C2.replace("--session S1", "--session S 1\\u000a")
     assert len(content) == MAX_CHANNEL_CONTENT
     assert content.endswith("x" + c2 + C1)
     assert shown == ["E1"]

@@ -27,6 +27,7 @@ from agentmonitors.cli.output import (
     resolve_format,
     text_table,
 )
+from agentmonitors.untrusted import clean_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,34 +47,20 @@ class UsageProblem(Exception):
 # ---------------------------------------------------------------- events list
 
 
-def single_line(text: str) -> str:
-    """Untrusted text on one terminal line: breaks become spaces, controls are escaped."""
-    out = []
-    for char in text:
-        code = ord(char)
-        if char in "\r\n\u2028\u2029":
-            out.append(" ")
-        elif code < 0x20 or 0x7F <= code <= 0x9F:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(char)
-    return "".join(out)
-
-
 def events_text(records: list[dict[str, Any]]) -> str:
     if not records:
         return "No events found."
     rows = []
     for record in records:
         summary = record.get("summary") or ""
-        detail = f"  {single_line(summary)}" if summary and summary != record["title"] else ""
+        detail = f"  {clean_line(summary)}" if summary and summary != record["title"] else ""
         rows.append(
             (
                 record["id"],
-                single_line(record["monitorId"]),
+                clean_line(record["monitorId"]),
                 record["urgency"],
                 record.get("deliveryState", "unread"),
-                single_line(record["title"]) + detail,
+                clean_line(record["title"]) + detail,
             )
         )
     return text_table(("ID", "Monitor", "Urgency", "State", "Title"), rows)

@@ -16,7 +16,6 @@ from agentmonitors.cli.agent_commands import (
     listed_page,
     more_line,
     scope_pairs,
-    single_line,
     split_ids,
 )
 from agentmonitors.cli.completion import complete_monitor_id, complete_session_id
@@ -31,7 +30,6 @@ __all__ = [
     "listed_page",
     "more_line",
     "parse_scope",
-    "single_line",
     "split_ids",
 ]
 

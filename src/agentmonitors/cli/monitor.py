@@ -115,8 +115,11 @@ def _unknown_id(monitor_id: str, workspace: str) -> str | None:
 def history_text(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "No observation history."
+    from agentmonitors.untrusted import clean_line
+
     return "\n".join(
-        f"{row['createdAt']}  {row['result']:<10}  {row['monitorId']}  ({row['sourceName']})"
+        f"{row['createdAt']}  {row['result']:<10}  {clean_line(str(row['monitorId']))}"
+        f"  ({clean_line(str(row['sourceName']))})"
         for row in rows
     )
 

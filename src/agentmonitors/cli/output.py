@@ -21,6 +21,7 @@ from agentmonitors.formats import (
     format_timestamp,
     to_jsonable,
 )
+from agentmonitors.untrusted import clean_line
 
 # The formatting helpers are re-exported: every command prints through this module.
 __all__ = [
@@ -144,7 +145,8 @@ def text_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
     The last column is not padded, so lines carry no trailing spaces.
     """
-    table = [list(headers), *([clean_output(str(cell)) for cell in row] for row in rows)]
+    # A cell is one line: a break in an untrusted title must not start a row of its own.
+    table = [list(headers), *([clean_line(str(cell)) for cell in row] for row in rows)]
     widths = [max(len(line[column]) for line in table) for column in range(len(headers))]
     return "\n".join(
         "  ".join(

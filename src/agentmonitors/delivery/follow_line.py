@@ -23,6 +23,7 @@ from agentmonitors.delivery.text import (
     MAX_ADDITIONAL_CONTEXT,
     _socket_clause,
 )
+from agentmonitors.untrusted import clean_line, escape_invisible
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -37,12 +38,17 @@ _ELLIPSIS = "…"
 
 
 def _flat(value: object) -> str:
-    """One line: every control character and run of whitespace becomes one space."""
+    """One line: the untrusted-text line rule (a break or an invisible character is
+    shown as its escape), then every run of whitespace one space."""
     text = value if isinstance(value, str) else ("" if value is None else str(value))
-    cleaned = "".join(
-        " " if ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 else char for char in text
-    )
-    return " ".join(cleaned.split())
+    return " ".join(clean_line(text).split())
+
+
+def _flat_own(value: object) -> str:
+    """Text we wrote (a reminder) on one line: its breaks are spaces, any invisible
+    character escaped."""
+    text = value if isinstance(value, str) else ("" if value is None else str(value))
+    return " ".join(escape_invisible(text).split())
 
 
 def _clip(text: str, limit: int) -> str:
@@ -74,11 +80,11 @@ def follow_line(claim: Mapping[str, Any], socket_path: str, *, cap: int = MAX_FO
         ]
         count = f"{len(events)} monitor events: " if len(events) > 1 else ""
         body = count + "; ".join(parts) + "."
-        reminder = _flat(claim.get("coalescedReminder"))
+        reminder = _flat_own(claim.get("coalescedReminder"))
         if reminder:
             body += " " + reminder
     else:
-        body = _flat(claim.get("message"))
+        body = _flat_own(claim.get("message"))
         if not body:
             return ""
         tail = (

@@ -13,6 +13,7 @@ from agentmonitors.delivery.vocabulary import LIFECYCLES
 from agentmonitors.delivery.wire import EventSummary, SessionRecord
 from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.store.records import EventRow, iso_from_seconds
+from agentmonitors.untrusted import clean_line
 
 # The type of a checked lifecycle; tests hold it equal to LIFECYCLES.
 Lifecycle = Literal["turn-interruptible", "turn-idle", "post-compact"]
@@ -168,7 +169,8 @@ def summary_json(row: DeliveryRow, diff_override: str | None = None) -> EventSum
 
 def summarize(rows: list[DeliveryRow]) -> str:
     """``<i>. <summary or title>`` lines, 1-based."""
+    # A title is one line of the recap: a break in it must not start a line of its own.
     return "\n".join(
-        f"{index}. {row.recipient_summary() or row.event.title}"
+        f"{index}. {clean_line(row.recipient_summary() or row.event.title)}"
         for index, row in enumerate(rows, start=1)
     )

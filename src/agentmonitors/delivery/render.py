@@ -25,11 +25,14 @@ from agentmonitors.delivery.text import (
     hook_cut_marker,
     hook_deferred_marker,
     hook_recap_marker,
+    inline,
     sanitize_channel,
+    sanitize_channel_own,
     sanitize_hook,
     sanitize_meta,
     truncate_with_marker,
 )
+from agentmonitors.untrusted import clean_line, escape_invisible
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,12 +105,20 @@ def event_block(event: Event, sanitize: Callable[[str], str]) -> str:
 
 
 def _event_block(event: Event, sanitize: Callable[[str], str]) -> str:
-    title = sanitize(_text(event, "title"))
+    # Every field is untrusted (docs/architecture.md, "Text and sizes"): the one-line
+    # fields go through the line rule first, so a break in a title or a monitor name
+    # is shown escaped rather than starting a line; ``sanitize`` (the block rule plus
+    # the transport's own) then quotes a line that reads as ours. Escaping happens
+    # here, before any length is measured, so the caps hold for what is printed.
+    def line(key: str) -> str:
+        return sanitize(clean_line(_text(event, key)))
+
+    title = line("title")
     body = sanitize(_text(event, "body"))
-    summary = sanitize(_text(event, "summary"))
+    summary = line("summary")
     raw_detail = event.get("objectDetail")
-    detail = summary if raw_detail is None else sanitize(_text(event, "objectDetail"))
-    lines = [f"### {sanitize(_text(event, 'monitorId'))} ({sanitize(_text(event, 'urgency'))})"]
+    detail = summary if raw_detail is None else line("objectDetail")
+    lines = [f"### {clean_line(_text(event, 'monitorId'))} ({clean_line(_text(event, 'urgency'))})"]
     lines.append(title)
     if detail and detail not in (title, body):
         lines.append(detail)
@@ -116,7 +127,7 @@ def _event_block(event: Event, sanitize: Callable[[str], str]) -> str:
     block = "\n".join(lines) + "\n\n" + body
     diff = _text(event, "diffText")
     if diff.strip():
-        block += "\n\nChanges:\n" + sanitize(bound_diff(diff))
+        block += "\n\nChanges:\n" + bound_diff(sanitize(diff))
     return block
 
 
@@ -124,9 +135,10 @@ def footer(reminder: str | None, session_id: str, socket_path: str, packer: str)
     """The coalesced-reminder footer (``""`` without one); its length is reserved out of the cap."""
     if not reminder:
         return ""
+    # The reminder is our own line: escaped, never quoted as one that reads as ours.
     if packer == HOOK:
-        return "\n\n" + sanitize_hook(reminder) + hook_action_step(session_id, socket_path)
-    return "\n\n" + sanitize_channel(reminder) + channel_action_step(session_id, socket_path)
+        return "\n\n" + escape_invisible(reminder) + hook_action_step(session_id, socket_path)
+    return "\n\n" + sanitize_channel_own(reminder) + channel_action_step(session_id, socket_path)
 
 
 class _Layout:
@@ -172,7 +184,7 @@ class _Layout:
                 session_id, socket_path
             )
             self._header_base = len(self.header(0))
-            self._id_lens = [len(sanitize_hook(event_id)) for event_id in self.ids]
+            self._id_lens = [len(inline(event_id)) for event_id in self.ids]
         else:
             self.deferred = CHANNEL_DEFERRED_MARKER
             self._header_base = 0
@@ -342,7 +354,9 @@ def render_hook_shown(
             more_deferred=more_deferred,
             cap=cap,
         )
-    message = sanitize_hook(_text(claim, "message"))
+    # A message is ours (the reminder, a recap whose titles were made one-line where it
+    # was built): escaped, not quoted.
+    message = escape_invisible(_text(claim, "message"))
     if not message.strip():
         return "", []
     marker = (
@@ -424,7 +438,7 @@ def render_channel_shown(
             cap=cap,
         )
         return content, meta, shown
-    message = sanitize_channel(_text(claim, "message"))
+    message = sanitize_channel_own(_text(claim, "message"))
     if not message.strip():
         return "", meta, []
     text = message + channel_action_step(session_id, socket_path)

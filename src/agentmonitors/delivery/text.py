@@ -11,6 +11,7 @@ nothing imported at module level.
 from __future__ import annotations
 
 from agentmonitors.delivery.vocabulary import REMINDER
+from agentmonitors.untrusted import clean_block, clean_line, escape_invisible
 
 __all__ = [
     "CHANNEL_DEFERRED_MARKER",
@@ -35,8 +36,10 @@ __all__ = [
     "hook_cut_marker",
     "hook_deferred_marker",
     "hook_recap_marker",
+    "inline",
     "list_command",
     "sanitize_channel",
+    "sanitize_channel_own",
     "sanitize_hook",
     "sanitize_meta",
     "truncate_with_marker",
@@ -61,10 +64,6 @@ CHANNEL_DEFERRED_MARKER = (
     "\n\n(more monitor updates are pending; they will surface on a later poll)"
 )
 
-# Hook S: drop C0 controls except \n and \t (so \r goes), and U+007F–U+009F.
-_HOOK_TABLE: dict[int, None] = {
-    code: None for code in (*range(0x20), *range(0x7F, 0xA0)) if code not in (0x09, 0x0A)
-}
 # Channel S: the tag body may hold newlines, never anything that reads as a tag.
 _CHANNEL_TABLE = {ord(char): " " for char in "<>[]\r"}
 # Meta values become tag attributes: newlines and ';' go too.
@@ -78,18 +77,30 @@ _PATH_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 
 
 def sanitize_hook(value: str) -> str:
-    """The hook transport's ``S``: keep ``<>[];`` (bodies are trusted markdown)."""
-    return value.translate(_HOOK_TABLE)
+    """The hook transport's ``S``: the untrusted-text rule for a block (``untrusted.py``:
+    invisible characters escaped, no line that reads as ours; ``<>[];`` are kept)."""
+    return clean_block(value)
 
 
 def sanitize_channel(value: str) -> str:
-    """The channel transport's ``S``: each of ``<>[]\\r`` becomes a space."""
-    return value.translate(_CHANNEL_TABLE)
+    """The channel transport's ``S``: the block rule, then each of ``<>[]\\r`` a space."""
+    return clean_block(value).translate(_CHANNEL_TABLE)
+
+
+def sanitize_channel_own(value: str) -> str:
+    """The channel's ``S`` for text we wrote (a reminder, a recap): escaped, not quoted."""
+    return escape_invisible(value).translate(_CHANNEL_TABLE)
 
 
 def sanitize_meta(value: str) -> str:
-    """Channel ``meta`` values: each of ``<>[]\\r\\n;`` becomes a space, then trim."""
-    return value.translate(_META_TABLE).strip()
+    """Channel ``meta`` values: the line rule, then each of ``<>[]\\r\\n;`` a space, trimmed."""
+    return clean_line(value).translate(_META_TABLE).strip()
+
+
+def inline(value: str) -> str:
+    """An untrusted value inside one of our lines (a session id in a command): the line
+    rule, so it can neither break the line nor hide a character."""
+    return clean_line(value)
 
 
 def _path_bytes(char: str) -> bytes:
@@ -162,10 +173,10 @@ def ack_all_command(session_id: str, socket_path: str) -> str:
 
 def ack_line(session_id: str, socket_path: str, event_ids: list[str]) -> str:
     """The body claim's per-delivery ack line, naming exactly ``event_ids`` (raw ids)."""
-    ids = f" --event-ids {sanitize_hook(','.join(event_ids))}" if event_ids else ""
+    ids = f" --event-ids {inline(','.join(event_ids))}" if event_ids else ""
     return (
         "When handled, acknowledge: agentmonitors events ack --session "
-        f"{sanitize_hook(session_id)}{_socket_clause(socket_path)}{ids}"
+        f"{inline(session_id)}{_socket_clause(socket_path)}{ids}"
     )
 
 
@@ -181,7 +192,7 @@ def follow_up_step(session_id: str) -> str:
 
 def hook_action_step(session_id: str, socket_path: str) -> str:
     """The hook's action step (leading space included); ``session_id`` is raw."""
-    sid = sanitize_hook(session_id)
+    sid = inline(session_id)
     return (
         f" Run {list_command(sid, socket_path)} to see them, then "
         f"{ack_all_command(sid, socket_path)} once handled." + follow_up_step(sid)
@@ -200,13 +211,13 @@ def channel_action_step(session_id: str, socket_path: str) -> str:
 
 def hook_deferred_marker(session_id: str, socket_path: str) -> str:
     """M1: whole blocks were deferred and stay pending."""
-    listing = list_command(sanitize_hook(session_id), socket_path)
+    listing = list_command(inline(session_id), socket_path)
     return f"\n\n[truncated — more monitor updates are pending; run {listing} to see the rest]"
 
 
 def hook_cut_marker(session_id: str, socket_path: str) -> str:
     """M2: this claim's own content was cut (says nothing about the commit's outcome)."""
-    listing = list_command(sanitize_hook(session_id), socket_path)
+    listing = list_command(inline(session_id), socket_path)
     return (
         "\n\n[truncated — this update was too large to show in full; the full copy stays "
         f"unread — run {listing} to see it now]"
@@ -215,7 +226,7 @@ def hook_cut_marker(session_id: str, socket_path: str) -> str:
 
 def hook_recap_marker(session_id: str, socket_path: str) -> str:
     """M3: any cut in a ``post-compact`` recap (replaces M1 and M2)."""
-    listing = list_command(sanitize_hook(session_id), socket_path)
+    listing = list_command(inline(session_id), socket_path)
     return (
         "\n\n[truncated — not everything fit in this recap; the omitted content stays unread "
         "and will reappear on future recaps until acknowledged — run "

@@ -5,6 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentmonitors.untrusted import clean_block, clean_line
+
+
+def _line(value: Any) -> str:
+    """A field from the store (a title, a name, an object key) on its one line."""
+    return clean_line("" if value is None else str(value))
+
 
 def _point(point: Mapping[str, Any]) -> str:
     kind = point.get("kind")
@@ -24,28 +31,28 @@ def _point(point: Mapping[str, Any]) -> str:
 
 def render_snapshot(result: Mapping[str, Any]) -> str:
     head = (
-        f"{result['monitorId']} · {result['objectKey']} · event {result['eventId']}"
+        f"{_line(result['monitorId'])} · {_line(result['objectKey'])} · event {result['eventId']}"
         f" · captured {result['capturedAt']}"
     )
     if result.get("truncated"):
         head += f" · first {len(result['content'])} of {result['contentChars']} characters"
-    return head + "\n\n" + str(result["content"])
+    return head + "\n\n" + clean_block(str(result["content"]))
 
 
 def render_diff(result: Mapping[str, Any]) -> str:
     head = (
-        f"{result['monitorId']} · {result['objectKey']}\n"
+        f"{_line(result['monitorId'])} · {_line(result['objectKey'])}\n"
         f"from {_point(result['from'])}\n"
         f"to   {_point(result['to'])}"
     )
     if not result.get("changed"):
         return head + "\n\nNo difference."
-    return head + "\n\n" + str(result["diff"])
+    return head + "\n\n" + clean_block(str(result["diff"]))
 
 
 def render_summary(result: Mapping[str, Any]) -> str:
     objects = result.get("objects") or []
-    lines = [f"{result['monitorId']}: {result['objectCount']} object(s) with events"]
+    lines = [f"{_line(result['monitorId'])}: {result['objectCount']} object(s) with events"]
     for item in objects:
         counts = (
             f"{item['unread']} unread, {item['claimed']} claimed"
@@ -54,29 +61,29 @@ def render_summary(result: Mapping[str, Any]) -> str:
         )
         kind = f" {item['changeKind']}" if item.get("changeKind") else ""
         lines.append(
-            f"- {item['objectKey']} ({item['urgency']}{kind}): {item['title']}"
+            f"- {_line(item['objectKey'])} ({item['urgency']}{kind}): {_line(item['title'])}"
             f" · {item['events']} event(s), {counts} · latest {item['latestEventId']}"
             f" at {item['latestAt']}"
         )
         if item.get("summary") and item["summary"] != item["title"]:
-            lines.append(f"  {item['summary']}")
+            lines.append(f"  {_line(item['summary'])}")
     if result.get("moreObjects"):
         lines.append(f"… and {result['moreObjects']} more object(s); pass --object for one")
     return "\n".join(lines)
 
 
 def _armed_line(entry: Mapping[str, Any]) -> str:
-    monitors = ", ".join(entry.get("monitorIds") or ())
+    monitors = ", ".join(_line(name) for name in entry.get("monitorIds") or ())
     if "observations" in entry:
         what = f"{entry['observations']} observation(s)"
         keys = entry.get("objectKeys") or []
         if keys:
-            what += f" ({', '.join(keys)})"
+            what += f" ({', '.join(_line(key) for key in keys)})"
     else:
         what = f"{entry.get('eventCount', 0)} event(s)"
     fires = entry.get("earliestFireAt")
     when = f"; fires at {fires} at the earliest" if fires else ""
-    return f"    {entry['reason']}  {monitors}  {what}{when} — {entry.get('detail', '')}"
+    return f"    {entry['reason']}  {monitors}  {what}{when} — {_line(entry.get('detail', ''))}"
 
 
 def render_inspect(report: Mapping[str, Any]) -> str:
@@ -87,22 +94,22 @@ def render_inspect(report: Mapping[str, Any]) -> str:
     for session in sessions:
         if lines:
             lines.append("")
-        lines.append(f"Session {session['sessionId']} ({session['status']})")
+        lines.append(f"Session {_line(session['sessionId'])} ({session['status']})")
         received = session["received"]
         lines.append(
             f"  Received: {received['count']} ({received['claimed']} claimed,"
             f" {received['acknowledged']} acknowledged)"
         )
         lines += [
-            f"    {item['eventId']}  {item['monitorId']}  {item['urgency']}  {item['state']}"
-            f"  {item['title']}"
+            f"    {item['eventId']}  {_line(item['monitorId'])}  {item['urgency']}  {item['state']}"
+            f"  {_line(item['title'])}"
             for item in received["events"]
         ]
         pending = session["pending"]
         lines.append(f"  Pending: {pending['count']}")
         lines += [
-            f"    {item['eventId']}  {item['monitorId']}  {item['urgency']}  {item['title']}"
-            f" — {item['deliverAt']}"
+            f"    {item['eventId']}  {_line(item['monitorId'])}  {item['urgency']}"
+            f"  {_line(item['title'])} — {item['deliverAt']}"
             for item in pending["events"]
         ]
         armed = session["armed"]

@@ -63,6 +63,34 @@ def _yaml() -> Any:
     return loader
 
 
+MAX_NESTING = 64
+"""Deepest mapping or list nesting a frontmatter may have. Validation, the compiled
+cache and the JSON output all recurse per level; real monitors use fewer than ten."""
+
+
+def nesting_exceeds(data: Any, limit: int) -> bool:
+    """Whether ``data`` holds mappings or lists nested deeper than ``limit`` (iterative,
+    so the check itself cannot overflow; an alias repeating a block is visited again only
+    when it sits deeper than before)."""
+    pending: list[tuple[Any, int]] = [(data, 1)]
+    seen: dict[int, int] = {}
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > limit:
+            return True
+        if seen.get(id(value), 0) >= depth:
+            continue
+        seen[id(value)] = depth
+        pending.extend((child, depth + 1) for child in children)
+    return False
+
+
 @dataclass(frozen=True)
 class LoadedFrontmatter:
     data: Any
@@ -79,6 +107,12 @@ def load_frontmatter(split: SplitDocument) -> LoadedFrontmatter:
     try:
         data = loader.load(split.yaml_text)
         node = loader.compose(split.yaml_text)
+    except RecursionError as error:
+        # The parser recurses per level: a repository's 2,000-deep list must fail this
+        # one file, never the scan of every monitor (or the daemon's start).
+        raise FrontmatterError(
+            f"Failed to parse YAML frontmatter: nested deeper than {MAX_NESTING} levels"
+        ) from error
     except MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f" (line {mark.line + split.yaml_first_line})" if mark is not None else ""
@@ -92,6 +126,10 @@ def load_frontmatter(split: SplitDocument) -> LoadedFrontmatter:
         raise FrontmatterError(f"Failed to parse YAML frontmatter: {error}") from error
     if data is None:
         data = {}
+    if nesting_exceeds(data, MAX_NESTING):
+        raise FrontmatterError(
+            f"Failed to parse YAML frontmatter: nested deeper than {MAX_NESTING} levels"
+        )
     return LoadedFrontmatter(data, YamlLines(node, split.yaml_first_line))
 
 

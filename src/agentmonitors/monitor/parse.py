@@ -8,12 +8,14 @@ from typing import Any, Literal
 
 from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.frontmatter import (
+    MAX_NESTING,
     FrontmatterError,
     load_frontmatter,
     split_document,
 )
 from agentmonitors.monitor.issues import LineLookup, describe_value
 from agentmonitors.monitor.policy import MonitorDefinition
+from agentmonitors.untrusted import MONITOR_FILE_CAP, read_bounded
 
 FOLDER_MONITOR_FILE = "MONITOR.md"
 ID_ERROR = "Could not derive a monitor id from the file path"
@@ -81,7 +83,26 @@ def _legacy_shape_hint(data: Mapping[str, Any]) -> str | None:
 def parse_monitor(
     text: str, file_path: str, scope: Literal["project", "user"] | None = None
 ) -> ParseOutcome:
-    """Parse a monitor's text. ``file_path`` decides the id and is reported as absolute."""
+    """Parse a monitor's text. ``file_path`` decides the id and is reported as absolute.
+
+    A parser that blows up on hostile input (recursion, memory) fails this file only:
+    the scan of every other monitor, and the daemon's start, go on.
+    """
+    try:
+        return _parse_monitor(text, file_path, scope)
+    except (RecursionError, MemoryError) as error:
+        path = os.path.abspath(file_path)
+        reason = (
+            f"nested deeper than {MAX_NESTING} levels"
+            if isinstance(error, RecursionError)
+            else "too large to parse"
+        )
+        return ParseFailure(path, f"Failed to parse: {reason}", monitor_id_for(path), scope)
+
+
+def _parse_monitor(
+    text: str, file_path: str, scope: Literal["project", "user"] | None
+) -> ParseOutcome:
     # Here, not at the top: a definition restored from the compiled cache is read
     # without pydantic (docs/architecture.md, "Compiled definitions").
     from pydantic import ValidationError
@@ -152,10 +173,13 @@ def parse_monitor(
 
 
 def read_monitor_text(file_path: str) -> str:
-    """The file's text; raises ``OSError`` or ``UnicodeDecodeError``."""
-    # newline="" keeps CRLF bodies byte-for-byte as the author wrote them.
-    with open(file_path, encoding="utf-8", newline="") as handle:
-        return handle.read()
+    """The file's text; raises ``OSError`` or ``UnicodeDecodeError``.
+
+    Only a regular file of at most :data:`MONITOR_FILE_CAP` bytes is read: a FIFO, a
+    device or an oversized file is refused with an ``OSError`` saying so
+    (``untrusted.read_bounded``). Decoding the bytes keeps CRLF bodies byte-for-byte.
+    """
+    return read_bounded(file_path, MONITOR_FILE_CAP).decode("utf-8")
 
 
 def parse_monitor_file(

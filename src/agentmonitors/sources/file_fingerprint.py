@@ -51,6 +51,7 @@ from agentmonitors.sources.observation import (
     ObservationContext,
     ObservationResult,
 )
+from agentmonitors.untrusted import escape_undecodable, restore_undecodable
 
 # A file modified this recently (relative to when it is hashed) is "racily clean":
 # another write within the same mtime tick would leave size and mtime unchanged.
@@ -154,8 +155,9 @@ class FileFingerprintSource(ModelSource):
             permit.check_walk_root(pattern.watch_root, pattern.needs_normalising, workspace)
         named = outside_roots(globs, workspace) if permit.trusted else ()
         confinement = Confinement(workspace, (*permit.outside_paths, *named))
-        files, skipped = confined_files(globs, compile_patterns(config.ignore, base), confinement)
-        warnings = [link.describe() for link in skipped]
+        found, skipped = confined_files(globs, compile_patterns(config.ignore, base), confinement)
+        files, real = as_text(found)
+        warnings = [escape_undecodable(link.describe()) for link in skipped]
         token = tree_token(files)
         if token == context.previous_state_token:
             # The same files with the same stat keys as when the stored state was made,
@@ -167,14 +169,14 @@ class FileFingerprintSource(ModelSource):
             # What the full comparison below would conclude, for a third of its cost
             # (a state stored before tokens, or by another implementation).
             return _unchanged(files, warnings, token)
-        fingerprints, stats, contents = self._fingerprints(files, previous, stored)
+        fingerprints, stats, contents = self._fingerprints(files, previous, stored, real)
         observations: list[Observation] = []
         if previous is not None:
             # Only the paths whose hash moved, appeared or went can make an observation.
             differing = {path for path, sha in fingerprints.items() if previous.get(path) != sha}
             differing.update(path for path in previous if path not in fingerprints)
             for path in sorted(differing):
-                observation = _compare(path, previous, fingerprints, contents)
+                observation = _compare(path, previous, fingerprints, contents, real)
                 if observation is not None:
                     observations.append(observation)
         # An unchanged state is left as stored: rewriting 10,000 files' worth of JSON
@@ -195,6 +197,7 @@ class FileFingerprintSource(ModelSource):
         files: Mapping[str, os.stat_result],
         previous: Mapping[str, Any] | None,
         stored: Mapping[str, Any],
+        real: Mapping[str, str],
     ) -> tuple[dict[str, str], dict[str, Any], dict[str, bytes | None]]:
         """Each file's hash (the stored one when its stat key still holds), the stat keys
         to store, and the text of each file whose hash moved from a known baseline."""
@@ -218,13 +221,44 @@ class FileFingerprintSource(ModelSource):
                 continue
             started_ns = self._wall_clock_ns()
             # The text is only needed for a change against a known baseline.
-            sha, data = _digest(path, keep_text=previous is not None)
+            sha, data = _digest(real.get(path, path), keep_text=previous is not None)
             fingerprints[path] = sha
             if _settled(info, started_ns):
                 stats[path] = _stat_key(info)
             if previous is not None and known != sha:
                 contents[path] = data
         return fingerprints, stats, contents
+
+
+def as_text(
+    files: Mapping[str, os.stat_result],
+) -> tuple[Mapping[str, os.stat_result], dict[str, str]]:
+    """The matched files by the path stored and shown for each, and the real path of
+    each one whose name is not UTF-8 (``os.fsdecode`` carries its bytes as lone
+    surrogates, which neither the JSON state nor SQLite can hold).
+
+    Such a name is written with ``untrusted.escape_undecodable``'s ``\\xNN``, the
+    form every renderer shows, and read through its real path; one file named so
+    never blinds the monitor to the others. Checked once over all the paths, so a
+    tree of plain names costs a join.
+    """
+    joined = "\0".join(files)
+    if joined.isascii():
+        return files, {}
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return files, {}
+    shown: dict[str, os.stat_result] = {}
+    real: dict[str, str] = {}
+    for path, info in files.items():
+        text = escape_undecodable(path)
+        if text != path:
+            real[text] = path
+        shown.setdefault(text, info)
+    return shown, real
 
 
 TOKEN_FORMAT = "ff1"
@@ -286,10 +320,12 @@ def _compare(
     previous: Mapping[str, Any],
     fingerprints: dict[str, str],
     contents: dict[str, bytes | None],
+    real: Mapping[str, str],
 ) -> Observation | None:
     current = fingerprints.get(path)
     if current is None:
-        return _absent(path, "descoped" if exists(path) else "deleted", previous[path])
+        on_disk = real.get(path) or restore_undecodable(path)
+        return _absent(path, "descoped" if exists(on_disk) else "deleted", previous[path])
     if path in previous and previous[path] == current:
         return None
     data = contents[path]
@@ -377,5 +413,6 @@ def _digest(path: str, *, keep_text: bool) -> tuple[str, bytes | None]:
                     else:
                         kept += chunk
     except OSError as error:
-        raise OSError(error.errno, f"Cannot read matched file {path}: {error.strerror}") from error
+        shown = escape_undecodable(path)
+        raise OSError(error.errno, f"Cannot read matched file {shown}: {error.strerror}") from error
     return digest.hexdigest(), None if kept is None else bytes(kept)

@@ -24,6 +24,7 @@ import stat
 from collections.abc import Iterable, Sequence
 
 from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.untrusted import escape_undecodable
 
 # A pattern's braces may expand to at most this many alternatives.
 MAX_BRACE_EXPANSIONS = 1000
@@ -486,7 +487,8 @@ def confined_files(
             if error.errno in _MISSING:
                 continue
             raise OSError(
-                error.errno, f"Cannot read matched file {path}: {error.strerror}"
+                error.errno,
+                f"Cannot read matched file {escape_undecodable(path)}: {error.strerror}",
             ) from error
         if is_regular(info.st_mode):
             files[path] = info
@@ -500,5 +502,6 @@ def exists(path: str) -> bool:
     except OSError as error:
         if error.errno in _MISSING:
             return False
-        raise OSError(error.errno, f"Cannot stat {path}: {error.strerror}") from error
+        shown = escape_undecodable(path)
+        raise OSError(error.errno, f"Cannot stat {shown}: {error.strerror}") from error
     return True

@@ -234,7 +234,7 @@ class FileHintWatcher:
     async def _run(self, roots: tuple[str, ...], stop: asyncio.Event) -> None:
         try:
             try:
-                await self._watch(roots, stop, ignore_permission_denied=False)
+                await self._watch_through_undecodable(roots, stop)
             except PermissionError as error:
                 # An unreadable folder inside a root should not cost every event.
                 logger.warning(
@@ -255,6 +255,29 @@ class FileHintWatcher:
             )
         else:
             logger.debug("file watcher for %s stopped", ", ".join(roots))
+
+    async def _watch_through_undecodable(self, roots: tuple[str, ...], stop: asyncio.Event) -> None:
+        """Watch; when the watcher stops on a changed name that is not UTF-8 (watchfiles
+        cannot hand such a path over), hint every monitor and watch again, so one odd
+        name costs a reconcile instead of every later event. A burst of such failures
+        (more than :data:`UNDECODABLE_BURST` a second) gives up like any other failure."""
+        restarts: list[float] = []
+        while True:
+            try:
+                await self._watch(roots, stop, ignore_permission_denied=False)
+                return
+            except Exception as error:
+                if stop.is_set() or not _undecodable_path(error):
+                    raise
+                now = time.monotonic()
+                restarts = [at for at in restarts if now - at < 1.0] + [now]
+                if len(restarts) > UNDECODABLE_BURST:
+                    raise
+                logger.info("a changed file name under %s is not UTF-8; rescanning", roots)
+                try:
+                    self._on_hint(set(self._targets))
+                except Exception:
+                    logger.exception("file hint callback failed")
 
     async def _watch(
         self, roots: tuple[str, ...], stop: asyncio.Event, *, ignore_permission_denied: bool
@@ -299,6 +322,19 @@ class FileHintWatcher:
             self._on_hint(hinted)
         except Exception:
             logger.exception("file hint callback failed")
+
+
+UNDECODABLE_BURST = 5
+"""Restarts a second after names that are not UTF-8 before the watcher gives up."""
+
+
+def _undecodable_path(error: BaseException) -> bool:
+    """Whether ``error`` (or one inside its group) is watchfiles refusing a path that is
+    not UTF-8."""
+    inner = getattr(error, "exceptions", None)
+    if isinstance(inner, tuple):
+        return any(_undecodable_path(item) for item in inner)
+    return "Unable to decode path" in str(error)
 
 
 def glob_file_hints(config: Mapping[str, Any], workspace: str) -> FileHints:

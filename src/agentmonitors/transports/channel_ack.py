@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentmonitors.untrusted import clean_line
+
 
 def ack_summary(
     requested: list[str] | None, before: set[str], after: set[str], unknown: list[Any]
@@ -32,7 +34,8 @@ def ack_summary(
     if held:
         text += f" {held} stay unread (held by an in-flight delivery push)."
     if unknown:
-        text += f" Not projected to this session (ignored): {', '.join(map(str, unknown))}."
+        ignored = clean_line(", ".join(map(str, unknown)))
+        text += f" Not projected to this session (ignored): {ignored}."
     already = len(wanted) - done - held - len(set(map(str, unknown)) & wanted)
     if already > 0:
         text += f" {already} were already acknowledged."

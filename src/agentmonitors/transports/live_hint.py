@@ -21,9 +21,9 @@ FOLLOW_DESCRIPTION = "AgentMon live updates"
 
 def follow_command(session_id: str, socket_path: str) -> str:
     """The exact ``events follow`` command line for this session and daemon."""
-    from agentmonitors.delivery.text import _socket_clause, sanitize_hook
+    from agentmonitors.delivery.text import _socket_clause, inline
 
-    return f"agentmonitors events follow --session {sanitize_hook(session_id)}" + (
+    return f"agentmonitors events follow --session {inline(session_id)}" + (
         _socket_clause(socket_path)
     )
 

@@ -14,6 +14,8 @@ import json
 import os
 from typing import NamedTuple
 
+from agentmonitors.untrusted import read_bounded
+
 CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
 
 
@@ -42,19 +44,30 @@ def install_hooks(host: str, workspace: str) -> Installed | None:
     return installed
 
 
+HOOK_FILE_CAP = 1024 * 1024
+"""Largest host hook file (``.codex/hooks.json``, ``.cursor/hooks.json``) read, in bytes."""
+
+
 def read_json_object(path: str) -> dict[str, object] | None:
-    """The JSON object in ``path``; None when the file does not exist."""
+    """The JSON object in ``path``; None when the file does not exist.
+
+    The file is the project's: only a regular file of at most :data:`HOOK_FILE_CAP`
+    bytes is read (a FIFO or a device there cannot hang ``init``).
+    """
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_bounded(path, HOOK_FILE_CAP).decode("utf-8")
     except FileNotFoundError:
         return None
     except OSError as error:
         raise HookInstallError(f"{path}: cannot read it: {error.strerror or error}") from error
+    except UnicodeDecodeError as error:
+        raise HookInstallError(f"{path}: not valid UTF-8 (byte {error.start})") from error
     if not text.strip():
         return {}
     try:
         data = json.loads(text)
+    except RecursionError as error:
+        raise HookInstallError(f"{path}: nested too deeply to read; fix or move it") from error
     except ValueError as error:
         raise HookInstallError(f"{path}: not valid JSON ({error}); fix or move it") from error
     if not isinstance(data, dict):
