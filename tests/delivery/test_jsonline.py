@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -49,7 +51,7 @@ def test_random_values_encode_and_decode_exactly_like_the_json_package() -> None
 def test_what_the_json_package_refuses_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match=r"Expecting|Extra|Unexpected"):
         json.loads(text)
-    with pytest.raises(ValueError, match=r"Expecting|Extra"):
+    with pytest.raises(ValueError, match=r"Expecting|Extra|Unexpected"):
         loads(text)
 
 
@@ -70,3 +72,22 @@ def test_constants_and_unencodable_values() -> None:
     circular.append(circular)
     with pytest.raises(ValueError, match="Circular"):
         dumps(circular)
+
+
+def test_bad_text_is_a_value_error_in_a_fresh_interpreter() -> None:
+    """Where nothing imported ``json`` before: the private ``_json`` scanner called
+    directly failed there with a SystemError on a control character (issue 24)."""
+    code = (
+        "from agentmonitors.delivery.jsonline import loads\n"
+        "for text in ['{\"a\":\"\\x00\"}', '[' * 100000, '\"\\\\ud800', 'x']:\n"
+        "    try:\n"
+        "        loads(text)\n"
+        "    except Exception as error:\n"
+        "        kinds = [k for k in type(error).__mro__ if k.__module__ == 'builtins']\n"
+        "        print(kinds[0].__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.split() == ["ValueError", "RecursionError", "ValueError", "ValueError"]
