@@ -154,6 +154,8 @@ def test_hook_commands_run_for_real_without_the_heavy_stack(
             ["hook", "deliver"], project.payload("UserPromptSubmit", prompt="hi"), project.root
         )
         assert (delivered.code, delivered.err, delivered.heavy) == (0, "", set())
+        # Its JSON is read and written by string methods: no json package, no re.
+        assert not {"json", "re"} & delivered.modules
         context = json.loads(delivered.out)["hookSpecificOutput"]["additionalContext"]
         assert context.startswith("AgentMon: Monitored changes are pending.")
         assert f"--session {session_id}" in context
