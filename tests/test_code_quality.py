@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -53,3 +54,44 @@ def test_code_cites_the_projects_own_documentation() -> None:
     for path in sorted((ROOT / "src").rglob("*.py")):
         for target in re.findall(r"docs/[a-z][\w-]{2,}\.md", path.read_text(encoding="utf-8")):
             assert (ROOT / target).is_file(), f"{path.relative_to(ROOT)} cites a missing {target}"
+
+
+def _private_modules(tree: ast.AST) -> list[str]:
+    """Standard-library modules a tree imports by a private name (``_json``, ``_socket``)."""
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "__import__"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            names = [node.args[0].value]
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and re.fullmatch(r"_[a-z][a-z0-9_]*", node.value)
+            and node.value in sys.modules
+        ):
+            # A name handed to an import helper: ("_sha256", "_sha2").
+            names = [node.value]
+        found += [name for name in names if name.startswith("_") and name != "__future__"]
+    return found
+
+
+def test_only_public_standard_library_modules_are_imported() -> None:
+    """The interpreter's private modules (``_json``, ``_socket``, ``_sha2``) change without
+    notice between versions; ``_json``'s scanner failed with a SystemError on 3.11."""
+    used = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in sorted((ROOT / "src").rglob("*.py"))
+        for name in _private_modules(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert used == []

@@ -359,3 +359,42 @@ def test_a_hit_imports_neither_pydantic_nor_the_yaml_parser(
         cwd=isolated_environment,
     )
     assert "HEAVY [] 1" in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "watch",
+    [
+        "  type: api-poll\n  url: https://user:s3cretpw@example.test/x\n",
+        "  type: api-poll\n  url: https://example.test/x\n  auth:\n"
+        "    type: basic\n    username: u\n    password: s3cretpw\n",
+        "  type: api-poll\n  url: https://example.test/x\n  headers:\n    X-Api-Key: s3cretpw\n",
+        '  type: command-poll\n  command: ["gh", "pr", "list"]\n  env:\n'
+        "    GITHUB_TOKEN: s3cretpw\n",
+    ],
+)
+def test_a_definition_holding_a_credential_is_never_stored(monitors: Path, watch: str) -> None:
+    """The secret stays in the one file its author put it in; an entry written for the
+    file before it held one goes."""
+    plain = "---\nwatch:\n  type: api-poll\n  url: https://example.test/x\n---\nBody.\n"
+    path = write(monitors, "status", plain)
+    CompiledDefinitions(load_registry()).parse(str(path), "project")
+    assert len(entries()) == 1
+
+    path.write_text(f"---\nwatch:\n{watch}---\nBody.\n", encoding="utf-8")
+    outcome = CompiledDefinitions(load_registry()).parse(str(path), "project")
+    assert isinstance(outcome, MonitorDefinition)
+    assert "s3cretpw" in json.dumps(outcome.watch_raw)  # the daemon runs the real thing
+    assert entries() == []
+    again = CompiledDefinitions(load_registry()).parse(str(path), "project")
+    assert again == outcome
+    assert entries() == []
+
+
+def test_a_variable_name_is_not_a_credential(monitors: Path) -> None:
+    text = (
+        "---\nwatch:\n  type: api-poll\n  url: https://example.test/x?page=2\n"
+        "  auth:\n    type: bearer\n    token-env: GITHUB_TOKEN\n---\nBody.\n"
+    )
+    path = write(monitors, "status", text)
+    CompiledDefinitions(load_registry()).parse(str(path), "project")
+    assert len(entries()) == 1

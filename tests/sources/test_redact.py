@@ -5,13 +5,17 @@ from __future__ import annotations
 import pytest
 
 from agentmonitors.sources.redact import (
+    REDACTED,
     UNPARSEABLE_URL,
+    config_credentials,
     display_url,
     is_sensitive_name,
+    looks_like_credential,
     redact_text,
     redact_url,
     url_secrets,
 )
+from agentmonitors.store.ephemeral import HIDDEN_VALUE, listed_scope
 
 
 def test_a_clean_url_is_its_own_identity() -> None:
@@ -83,3 +87,51 @@ def test_redact_text_leaves_ordinary_prose_alone() -> None:
     )
     assert redact_text(message) == message
     assert redact_text("exit 1: no such file") == "exit 1: no such file"
+
+
+def test_config_credentials_name_where_a_block_holds_one() -> None:
+    block = {
+        "type": "api-poll",
+        "url": "https://user:pw@example.test/x?page=2",
+        "auth": {"type": "bearer", "token-env": "GITHUB_TOKEN", "token": "t0k3n"},
+        "headers": {"Accept": "application/json", "Authorization": "Bearer abcdefghij"},
+        "env": {"API_KEY": "k", "LANG": "C", "EMPTY_TOKEN": ""},
+        "command": ["sh", "-c", "echo ghp_abcdefghijklmnopqrstuvwxyz0123", "--key", "x"],
+        "key": "identity of the object",
+        "change-detection": {"collection": {"key": "id", "object-key": "name"}},
+    }
+    assert config_credentials(block) == [
+        "url",
+        "auth.token",
+        "headers.Authorization",
+        "env.API_KEY",
+        "command[2]",
+    ]
+    assert config_credentials({"env": {"MODE": "fast"}, "url": "https://h/x?page=2"}) == []
+    assert config_credentials(["eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.sig"]) == ["[0]"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ghp_abcdefghijklmnopqrstuvwxyz0123", True),
+        ("-----BEGIN OPENSSH PRIVATE KEY-----", True),
+        ("AKIAABCDEFGHIJKLMNOP", True),
+        ("curl https://u:p@h/x", True),
+        ("Authorization: Bearer abcdefgh12345", True),
+        ('curl -H "Authorization: Bearer $TOKEN" https://h/x', False),
+        ("git log --oneline -5", False),
+        ("sk-", False),
+    ],
+)
+def test_looks_like_credential(text: str, expected: bool) -> None:
+    assert looks_like_credential(text) is expected
+
+
+def test_listed_watch_env_values_read_as_the_redaction_mark() -> None:
+    # The store sits below sources and cannot import the mark; it must stay the same.
+    assert HIDDEN_VALUE == REDACTED
+    assert listed_scope({"env": {"A": "1"}, "command": ["x"]}) == {
+        "env": {"A": REDACTED},
+        "command": ["x"],
+    }

@@ -8,6 +8,9 @@ while the file's bytes (sha256), its path and scope, and our code (the version a
 the size and mtime of the modules that decide parsing and checking) are all unchanged;
 anything else is a miss that parses again and rewrites the entry. Plugin sources'
 checks are never stored: their code changes without the fingerprint knowing.
+A definition whose watch block holds a credential (a URL's password, an ``env``
+token) is never stored either: it is parsed from its file each time, so the secret
+stays in the one file its author put it in.
 
 Entries live in ``$XDG_CACHE_HOME/agentmonitors/compiled`` (else
 ``~/.cache/agentmonitors/compiled``), one owner-only file per monitor file, written
@@ -153,6 +156,17 @@ def _same(restored: ParseOutcome, outcome: ParseOutcome) -> bool:
     return restored.warnings == outcome.warnings
 
 
+def _holds_credential(outcome: ParseOutcome) -> bool:
+    """Whether the outcome carries a credential: in its watch block (a URL's password,
+    an ``env`` token, ``auth.password``) or quoted in its parse error."""
+    # Here, not at the top: only a miss writes, and the module loads re and urllib.
+    from agentmonitors.sources.redact import config_credentials, looks_like_credential
+
+    if config_credentials(outcome.watch_raw or {}):
+        return True
+    return isinstance(outcome, ParseFailure) and looks_like_credential(outcome.error)
+
+
 def _source_of(outcome: ParseOutcome) -> str | None:
     if isinstance(outcome, MonitorDefinition):
         return outcome.source_name
@@ -235,7 +249,11 @@ class CompiledDefinitions:
 
     def _write(self, entry_path: str, key: dict[str, Any], outcome: ParseOutcome) -> None:
         stored = _outcome_json(outcome)
-        if stored is None:
+        if stored is None or _holds_credential(outcome):
+            # Not kept, and an older entry of the file goes: the cache never becomes a
+            # second copy of a password the monitor file holds.
+            with contextlib.suppress(OSError):
+                os.unlink(entry_path)
             return
         checks: dict[str, list[str]] | None = None
         if self._bundled(outcome):

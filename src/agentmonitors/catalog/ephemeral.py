@@ -49,9 +49,10 @@ def check_declaration(
     """Checks a declaration in order; the first failure raises ``DeclarationError``.
 
     The source must be registered, the scope must pass the source's own validator
-    (the one ``validate`` runs), the whole must parse as frontmatter, and a display
-    name must not be blank. Unknown scope keys (a typo of an optional key) pass,
-    as in ``validate``, with a warning naming the key meant.
+    (the one ``validate`` runs) and hold no credential (:func:`refuse_credentials`),
+    the whole must parse as frontmatter, and a display name must not be blank.
+    Unknown scope keys (a typo of an optional key) pass, as in ``validate``, with a
+    warning naming the key meant.
     """
     source = registry.get(source_name)
     if source is None:
@@ -61,6 +62,7 @@ def check_declaration(
     problems = one_per_mistake([issue.render() for issue in validate_scope(source, scope)])
     if problems:
         raise DeclarationError(f'Invalid scope for source "{source_name}": {"; ".join(problems)}')
+    refuse_credentials(scope)
     # Here, not at the top: every tick imports this module, and pydantic is only
     # needed when a watch's definition is (re)built.
     from pydantic import ValidationError
@@ -84,6 +86,39 @@ def check_declaration(
     advice = watch_warnings(source, dict(scope), None)
     advice += [str(item) for item in registry.traits(source_name).config_warnings(scope)]
     return Declaration(frontmatter.band, advice)
+
+
+def refuse_credentials(scope: Mapping[str, Any]) -> None:
+    """Raise ``DeclarationError`` when the scope holds a credential.
+
+    A watch's scope is stored in the workspace's database and shown by ``watch list``,
+    so it must never carry a secret (docs/architecture.md, "Secrets"): an ``env`` value
+    under a credential-looking name (``GITHUB_TOKEN``), a URL's password, a string shaped
+    like a token. The daemon's own environment is where a secret belongs: the command
+    inherits it, and api-poll reads ``auth.token-env`` from it.
+    """
+    # Here, not at the top: every tick imports this module, and only a declaration
+    # needs the redaction patterns.
+    from agentmonitors.sources.redact import config_credentials
+
+    found = config_credentials(scope)
+    if not found:
+        return
+    names = [path.removeprefix("env.") for path in found if path.startswith("env.")]
+    if names:
+        advice = (
+            "Leave it out of env: the command runs with the daemon's environment, so it "
+            "can read " + ", ".join(f"${name}" for name in names) + " from there."
+        )
+    else:
+        advice = (
+            "Name an environment variable instead (such as auth.token-env), which the "
+            "daemon reads when it runs the watch."
+        )
+    raise DeclarationError(
+        f"Refused: {', '.join(found)} in --scope looks like a credential, and a watch's "
+        f"scope is stored and listed. {advice} Nothing was registered."
+    )
 
 
 def watch_definition(

@@ -1,7 +1,8 @@
 """Blocking client for the daemon socket.
 
-Hooks call this on every turn, so it is plain ``socket`` + ``json`` (no asyncio)
-and it never waits longer than its timeout. Failures come in three kinds, because
+Hooks call this on every turn, so it is plain ``socket`` + ``json`` (no asyncio),
+both imported on the first call (docs/architecture.md, "Speed"), and it never waits
+longer than its timeout. Failures come in three kinds, because
 callers react differently: an unreachable daemon (fall back in-process or lazy-boot),
 an older daemon that does not know the request (fall back), and an answer that is an
 error (report it verbatim). A socket this user's agentmonitors did not create is never
@@ -10,9 +11,6 @@ connected to (docs/architecture.md, "Where trusted state lives"): it counts as u
 
 from __future__ import annotations
 
-# ``_socket`` rather than ``socket``: the wrapper module costs the hook path ~4 ms of
-# imports (enum conversions, selectors) for features the client does not use.
-import _socket
 import os
 import time
 from collections.abc import Mapping
@@ -30,6 +28,7 @@ from agentmonitors.paths import socket_problem
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from socket import socket as Socket
     from typing import Any
 
 __all__ = [
@@ -100,7 +99,7 @@ def _remaining(deadline: float, socket_path: str) -> float:
     return left
 
 
-def _exchange(sock: _socket.socket, socket_path: str, payload: bytes, deadline: float) -> bytes:
+def _exchange(sock: Socket, socket_path: str, payload: bytes, deadline: float) -> bytes:
     """Send ``payload``, return the reply line without its newline."""
     send_error: OSError | None = None
     try:
@@ -159,7 +158,9 @@ def call(
             " daemon socket you own, in a folder only you can write.",
             socket_path,
         )
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         try:
             sock.settimeout(_remaining(deadline, socket_path))

@@ -14,13 +14,21 @@ For URLs there are two forms:
   only (no userinfo, query or fragment).
 
 An unparseable URL becomes :data:`UNPARSEABLE_URL` in both.
+
+:func:`config_credentials` finds the credentials a ``watch`` block itself holds (a
+URL's userinfo, a value under a credential-looking name such as an ``env`` entry
+``GITHUB_TOKEN`` or ``auth.password``, a string shaped like a known token): the
+compiled-definition cache does not keep such a block, and an agent's declaration
+carrying one is refused (docs/architecture.md, "Secrets"). :func:`is_sensitive_name`
+is the one definition of a credential-looking name, for headers, query parameters,
+config keys and environment variables alike.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Final
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
 
 UNPARSEABLE_URL: Final = "[unparseable url redacted]"
@@ -35,6 +43,18 @@ _SENSITIVE_NAME = re.compile(
     re.IGNORECASE,
 )
 _SENSITIVE_EXACT = frozenset({"sig", "pass", "code", "sas", "x-amz-security-token"})
+# Config keys whose value names something rather than holding it: an object's identity,
+# or the environment variable a credential is read from (``auth.token-env``).
+_NAMING_KEYS = frozenset({"key", "object-key", "object_key"})
+_NAMING_SUFFIXES = ("-env", "_env")
+# Strings shaped like the credentials of common services, whatever they are called.
+_TOKEN_SHAPE = re.compile(
+    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[A-Z0-9]{16}"
+    r"|AIza[0-9A-Za-z_-]{35}|npm_[A-Za-z0-9]{36}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+)
 _URL_IN_TEXT = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>`]+")
 # Credentials are long: "Bearer auth requires a token" must survive intact.
 _SCHEME_AUTH = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
@@ -52,6 +72,46 @@ def is_sensitive_name(name: str) -> bool:
     """Whether a header or query-parameter name suggests it carries a credential."""
     lowered = name.strip().lower()
     return lowered in _SENSITIVE_EXACT or _SENSITIVE_NAME.search(lowered) is not None
+
+
+def looks_like_credential(text: str) -> bool:
+    """Whether ``text`` holds something shaped like a credential, whatever its name: a
+    known service's token, a private key, a ``Bearer``/``Basic`` value, a URL's userinfo
+    or credential parameter."""
+    if _TOKEN_SHAPE.search(text) or _SCHEME_AUTH.search(text):
+        return True
+    return any(url_secrets(match.group(0)) for match in _URL_IN_TEXT.finditer(text))
+
+
+def config_credentials(value: Any, where: str = "") -> list[str]:
+    """Where a config block (a ``watch`` block, a declared scope) holds a credential,
+    as paths such as ``env.GITHUB_TOKEN``, ``url`` or ``command[2]``; [] when nowhere.
+
+    A credential is a non-empty string under a credential-looking name (except names
+    that only name one: ``key``, ``token-env``), or any string that
+    :func:`looks_like_credential`.
+    """
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            path = f"{where}.{name}" if where else str(name)
+            if isinstance(item, str) and item and _credential_name(str(name)):
+                found.append(path)
+            else:
+                found += config_credentials(item, path)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found += config_credentials(item, f"{where}[{index}]")
+    elif isinstance(value, str) and looks_like_credential(value):
+        found.append(where or "value")
+    return found
+
+
+def _credential_name(name: str) -> bool:
+    lowered = name.strip().lower()
+    if lowered in _NAMING_KEYS or lowered.endswith(_NAMING_SUFFIXES):
+        return False
+    return is_sensitive_name(lowered)
 
 
 def redact_url(url: str) -> str:

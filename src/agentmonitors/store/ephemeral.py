@@ -76,7 +76,7 @@ class EphemeralRow:
             "sessionId": self.session_id,
             "workspacePath": self.workspace_path,
             "sourceName": self.source_name,
-            "scope": self.scope,
+            "scope": listed_scope(self.scope),
             "urgency": self.urgency,
             "urgencyMax": self.urgency_max,
             "instruction": self.instruction,
@@ -89,6 +89,24 @@ class EphemeralRow:
         if self.reaped_at is not None:
             record["reapedAt"] = iso_from_seconds(self.reaped_at)
         return record
+
+
+HIDDEN_VALUE = "[redacted]"
+"""What a listed ``env`` value reads as (the redaction module's mark)."""
+
+
+def listed_scope(scope: dict[str, Any]) -> dict[str, Any]:
+    """The scope as records show it: ``env`` names, never their values.
+
+    Declarations carrying a credential are refused (``catalog/ephemeral.py``), but a
+    value passed to a command is the agent's business, not every reader's; and rows
+    written before that check keep theirs out of sight too (docs/architecture.md,
+    "Secrets").
+    """
+    env = scope.get("env")
+    if not isinstance(env, dict):
+        return scope
+    return {**scope, "env": {str(name): HIDDEN_VALUE for name in env}}
 
 
 def insert_ephemeral(conn: sqlite3.Connection, row: EphemeralRow) -> None:

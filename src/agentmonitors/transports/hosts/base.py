@@ -68,7 +68,8 @@ later hook (the reference registers a 1 MB session id as is)."""
 
 
 class HookPayload:
-    """The normalised fields of one hook payload; absent, non-string or oversized is None.
+    """The normalised fields of one hook payload; absent, non-string or oversized is None
+    (see :func:`oversized`).
 
     ``stop_guard`` is True when the host is already continuing because a stop hook
     asked it to (Claude Code's and Codex's ``stop_hook_active``, Cursor's ``loop_count``
@@ -112,11 +113,25 @@ def string_field(data: Mapping[str, object], name: str) -> str | None:
 
 
 def oversized(*values: str | None) -> bool:
-    """True when any value is longer than :data:`MAX_FIELD_BYTES` in UTF-8."""
-    return any(
-        value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_FIELD_BYTES
-        for value in values
-    )
+    """True when any value is not a usable identity: longer than :data:`MAX_FIELD_BYTES`
+    in UTF-8, or holding a NUL or a lone surrogate (a JSON escape such as ``\\ud800``).
+
+    Such a value is no real host's: it cannot name a file or a path (NUL), nor be
+    written to the daemon or a file (a surrogate has no UTF-8), so the payload is
+    treated as malformed rather than failing the hook half-way.
+    """
+    for value in values:
+        if value is None:
+            continue
+        if "\x00" in value:
+            return True
+        try:
+            size = len(value.encode("utf-8"))
+        except UnicodeEncodeError:
+            return True
+        if size > MAX_FIELD_BYTES:
+            return True
+    return False
 
 
 def decode_object(raw: str | bytes) -> dict[str, object] | None:
