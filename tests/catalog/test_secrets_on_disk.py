@@ -126,7 +126,7 @@ def test_a_url_password_reaches_the_server_and_no_file_we_write(
         root, "status", f"watch:\n  type: api-poll\n  url: {server.url}\n  interval: 1s\n"
     )
     add_monitor(root, "notes", 'watch:\n  type: file-fingerprint\n  globs: "notes/*.txt"\n')
-    assert run_cli("monitor", "approve", "--all").code == 0
+    assert run_cli("monitor", "approve", "--yes", "--all").code == 0
 
     checked = run_cli("validate")
     assert checked.code == 0, checked.err
