@@ -251,3 +251,31 @@ def test_the_user_at_a_terminal_approves_after_confirming(project: Path) -> None
     assert process.wait(timeout=30) == 0
     os.close(primary)
     assert "poller" not in blocked_ids(once_json(project))
+
+
+def test_an_approval_recorded_before_values_were_hashed_is_carried_over_once(
+    project: Path, tmp_path: Path
+) -> None:
+    from agentmonitors.catalog.trust import digest_of
+
+    path = add_monitor(
+        project,
+        "env",
+        "---\nwatch:\n  type: command-poll\n  command: [bash, -c, 'echo hi']\n"
+        "  env:\n    BASH_ENV: /dev/null\n---\nReact.\n",
+    )
+    reach = {"argv": ["bash", "-c", "echo hi"], "cwd": None, "envKeys": ["BASH_ENV"]}
+    ledger = Path(ledger_path(str(project)))
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    legacy = {"hash": digest_of("command-poll", reach), "source": "command-poll"}
+    entry = {**legacy, "reach": reach, "approvedAt": "2026-01-02T03:04:05.000Z"}
+    ledger.write_text(json.dumps({"version": 1, "approvals": {"env": entry}}))
+    # An upgrade makes no approved monitor wait ...
+    assert "env" not in blocked_ids(once_json(project))
+    rewritten = json.loads(ledger.read_text())["approvals"]["env"]
+    assert rewritten["keyVersion"] == 2
+    assert rewritten["hash"] != legacy["hash"]
+    assert rewritten["approvedAt"] == "2026-01-02T03:04:05.000Z"
+    # ... and from then on a changed value waits again.
+    path.write_text(path.read_text().replace("/dev/null", str(tmp_path / "evil.sh")))
+    assert "env" in blocked_ids(once_json(project))

@@ -14,6 +14,7 @@ from typing import Any
 from agentmonitors.catalog.compiled import CompiledDefinitions
 from agentmonitors.catalog.trust import (
     Requirement,
+    carried_over,
     is_approved,
     permit_for,
     read_ledger,
@@ -69,6 +70,8 @@ class DefinitionCache:
         self._permits: dict[str, tuple[MonitorDefinition, Permit]] = {}
         # The approval ledger as the last load read it (None: not read, none needed).
         self._ledger: dict[str, dict[str, Any]] | None = None
+        # Approvals honoured under the older key in the last load (trust.carried_over).
+        self.carried: list[Requirement] = []
 
     def parse(self, path: str, scope: Scope | None) -> ParseOutcome:
         try:
@@ -153,6 +156,11 @@ class DefinitionCache:
             if not is_approved(requirement, self._ledger):
                 blocked.append(Blocked(monitor, requirement))
                 return
+            entry = self._ledger.get(monitor.id)
+            if entry is not None and carried_over(requirement, entry):
+                # Honoured under the older key; the daemon rewrites it (read-only
+                # commands such as doctor never write the ledger).
+                self.carried.append(requirement)
         runnable.append(monitor)
 
     def load(self, workspace: str, monitors_dir: str | None) -> Definitions:
@@ -169,6 +177,7 @@ class DefinitionCache:
         # the permits made from the last one go with it.
         self._ledger = None
         self._permits.clear()
+        self.carried = []
         problems = [
             Problem(
                 failure.id or failure.file_path,

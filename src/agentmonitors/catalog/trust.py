@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 BLOCKED_REASON = "blocked: awaiting-approval"
 LEDGER_NAME = "approvals.json"
 LEDGER_VERSION = 1
+# 2: the key hashes the private values too (env values, headers, credentials).
+KEY_VERSION = 2
 # The variables agent hosts set in the processes they start (a hook, a tool's command):
 # approval is the user's act, so it is refused where one of these says an agent runs it.
 AGENT_VARIABLES = (
@@ -218,21 +220,58 @@ def read_ledger(workspace: str) -> dict[str, dict[str, Any]]:
 
 def is_approved(requirement: Requirement, ledger: Mapping[str, Mapping[str, Any]]) -> bool:
     entry = ledger.get(requirement.monitor_id)
-    return entry is not None and entry.get("hash") == requirement.digest
+    if entry is None:
+        return False
+    return entry.get("hash") == requirement.digest or carried_over(requirement, entry)
 
 
-def record_approvals(workspace: str, requirements: list[Requirement]) -> None:
+def carried_over(requirement: Requirement, entry: Mapping[str, Any]) -> bool:
+    """Whether ``entry`` is an approval recorded before the key hashed private values
+    (env values, headers, credentials) that covers ``requirement`` as it is now.
+
+    Such an approval was keyed by the names alone, so it is honoured once, for the values
+    the monitor holds at that moment, and then rewritten under the full key
+    (:func:`carry_over`): an upgrade makes no approved monitor wait, and a value changed
+    after it does. A spelling the canonical reading now resolves differently (an alias)
+    changes the reach itself, so it is never carried over.
+    """
+    if entry.get("keyVersion") is not None:
+        return False
+    legacy = digest_of(requirement.source_name, requirement.reach)
+    return (
+        bool(requirement.approval and requirement.approval.private) and entry.get("hash") == legacy
+    )
+
+
+def carry_over(workspace: str, requirements: list[Requirement]) -> None:
+    """Rewrite carried-over approvals under the full key, keeping when they were given."""
+    ledger = read_ledger(workspace)
+    moved = [
+        requirement
+        for requirement in requirements
+        if requirement.monitor_id in ledger
+        and carried_over(requirement, ledger[requirement.monitor_id])
+    ]
+    if moved:
+        record_approvals(workspace, moved, keep_stamps=True)
+
+
+def record_approvals(
+    workspace: str, requirements: list[Requirement], *, keep_stamps: bool = False
+) -> None:
     """Add (or refresh) approvals for ``requirements`` in the workspace's ledger."""
     if not requirements:
         return
     ledger = read_ledger(workspace)
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     for requirement in requirements:
+        previous = ledger.get(requirement.monitor_id) or {}
         ledger[requirement.monitor_id] = {
             "hash": requirement.digest,
+            "keyVersion": KEY_VERSION,
             "source": requirement.source_name,
             "reach": requirement.reach,
-            "approvedAt": stamp,
+            "approvedAt": previous.get("approvedAt", stamp) if keep_stamps else stamp,
         }
     path = ledger_path(workspace)
     prepare_private_dir(os.path.dirname(path))

@@ -8,12 +8,13 @@ survives.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions, Problem
-from agentmonitors.catalog.trust import BLOCKED_REASON
+from agentmonitors.catalog.trust import BLOCKED_REASON, carry_over
 from agentmonitors.clock import Clock, SystemClock, iso_from_ms
 from agentmonitors.lazy_logging import get_logger
 from agentmonitors.lean_dataclass import dataclass, field
@@ -177,6 +178,10 @@ class Runtime:
         # After the sweeps: a watch whose session just went dormant is reaped and
         # must not be observed in this tick.
         definitions = self.ephemeral.merged(definitions, self.db, self.workspace, self.definitions)
+        if self.definitions.carried:
+            # Best effort: an approval under the older key stays honoured until it is.
+            with contextlib.suppress(OSError):
+                carry_over(self.workspace, self.definitions.carried)
         self._forget_removed(definitions)
         for problem in definitions.problems:
             self._record_problem(problem, now, result)
