@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentmonitors.daemon.server import DaemonAlreadyRunning
 from agentmonitors.digests import sha256_hex
@@ -23,10 +23,27 @@ from agentmonitors.paths import prepare_private_dir
 from agentmonitors.store.database import is_memory
 from agentmonitors.workspace import data_root, write_private_file
 
+if TYPE_CHECKING:
+    import filelock
+
 # The holder writes its socket just after taking the lock; a second daemon that finds
 # the lock taken waits this long for that line before saying it does not know it.
 _HOLDER_WAIT_S = 1.0
 _HOLDER_POLL_S = 0.05
+
+
+def process_lock(path: str) -> filelock.BaseFileLock:
+    """An exclusive, non-blocking lock on ``path`` that dies with this process.
+
+    Never a soft marker file (a SIGKILL would leave it behind), and not thread-local:
+    ``release`` may run on another thread than ``acquire``. Used for the socket's lock
+    and the database's.
+    """
+    import filelock
+
+    return filelock.FileLock(
+        path, timeout=0, mode=0o600, thread_local=False, fallback_to_soft=False
+    )
 
 
 class DatabaseInUse(DaemonAlreadyRunning):
@@ -115,15 +132,7 @@ class DatabaseLock:
         import filelock
 
         prepare_private_dir(os.path.dirname(self.path))
-        lock = filelock.FileLock(
-            self.path,
-            timeout=0,
-            mode=0o600,
-            # As the socket lock: it must die with the process, and close() may run on
-            # another thread than acquire().
-            thread_local=False,
-            fallback_to_soft=False,
-        )
+        lock = process_lock(self.path)
         try:
             lock.acquire()
         except filelock.Timeout:

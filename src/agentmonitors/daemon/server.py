@@ -266,15 +266,9 @@ class DaemonServer:
     def _acquire_lock(self) -> None:
         import filelock
 
-        lock = filelock.FileLock(
-            self.socket_path + ".lock",
-            timeout=0,
-            mode=0o600,
-            # The lock must die with the process: never degrade to a marker file that a
-            # SIGKILL would leave behind. Not thread-local: close() may run elsewhere.
-            thread_local=False,
-            fallback_to_soft=False,
-        )
+        from agentmonitors.daemon.db_lock import process_lock
+
+        lock = process_lock(self.socket_path + ".lock")
         try:
             lock.acquire()
         except filelock.Timeout:
