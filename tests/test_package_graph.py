@@ -21,6 +21,7 @@ LAYERS: dict[str, set[str]] = {
     "digests": set(),
     "lazy_logging": set(),
     "untrusted": set(),
+    "agent_env": set(),
     "workspace": set(),
     "paths": {"workspace"},
     "clock": set(),
@@ -42,9 +43,9 @@ LAYERS: dict[str, set[str]] = {
     },
     "transports": {"daemon", "delivery", "workspace", "paths", "clock"},
 }  # fmt: skip
-# The lean ``@dataclass``, the small-input digests, the lazy loggers and the rules for
-# untrusted input are leaves every unit may use.
-_LEAVES = {"lean_dataclass", "digests", "lazy_logging", "untrusted"}
+# The lean ``@dataclass``, the small-input digests, the lazy loggers, the rules for
+# untrusted input and the agent-host variables are leaves every unit may use.
+_LEAVES = {"lean_dataclass", "digests", "lazy_logging", "untrusted", "agent_env"}
 for _unit, _allowed in LAYERS.items():
     _allowed.update(_LEAVES - {_unit})
 

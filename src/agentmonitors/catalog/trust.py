@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from agentmonitors.agent_env import agent_variable
 from agentmonitors.digests import sha256
 from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.paths import prepare_private_dir
@@ -37,21 +38,6 @@ LEDGER_NAME = "approvals.json"
 LEDGER_VERSION = 1
 # 2: the key hashes the private values too (env values, headers, credentials).
 KEY_VERSION = 2
-# The variables agent hosts set in the processes they start (a hook, a tool's command):
-# approval is the user's act, so it is refused where one of these says an agent runs it.
-AGENT_VARIABLES = (
-    "CLAUDECODE",
-    "CLAUDE_CODE_ENTRYPOINT",
-    "CLAUDE_CODE_SESSION_ID",
-    "CODEX_SANDBOX",
-    "CODEX_THREAD_ID",
-    "CODEX_MANAGED_BY_NPM",
-    "CURSOR_AGENT",
-    "GEMINI_CLI",
-    "OPENCODE",
-    "OPENCODE_SERVER",
-    "AIDER_MODEL",
-)
 
 
 @dataclass(frozen=True)
@@ -82,14 +68,6 @@ def digest_of(
         document["private"] = private
     canonical = json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def agent_variable() -> str | None:
-    """The first agent-host variable set in this process's environment, or None."""
-    for name in AGENT_VARIABLES:
-        if os.environ.get(name):
-            return name
-    return None
 
 
 def approval_refusal(without_terminal: bool, flag: str = "--yes") -> str | None:

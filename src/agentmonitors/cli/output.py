@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from agentmonitors.agent_env import running_under_agent
 from agentmonitors.formats import (
     clean_output,
     dump_json,
@@ -65,18 +66,6 @@ def echo(text: str, *, err: bool = False) -> None:
         stream.flush()
         stream.buffer.write(line.encode("utf-8", errors="replace"))
     stream.flush()
-
-
-# Variables the agent TUIs set for the commands they run.
-_AGENT_FLAGS = ("CLAUDECODE", "CURSOR_AGENT", "GEMINI_CLI", "CODEX_SANDBOX", "OPENCODE")
-_AGENT_MARKERS = ("CLAUDE_CODE_ENTRYPOINT", "CODEX_THREAD_ID", "OPENCODE_SERVER", "AIDER_MODEL")
-
-
-def running_under_agent(env: Mapping[str, str] | None = None) -> bool:
-    environ = os.environ if env is None else env
-    if any(environ.get(name, "") not in {"", "0", "false"} for name in _AGENT_FLAGS):
-        return True
-    return any(environ.get(name) for name in _AGENT_MARKERS)
 
 
 def resolve_format(explicit: str | None, env: Mapping[str, str] | None = None) -> OutputFormat:
