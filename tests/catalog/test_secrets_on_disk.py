@@ -17,9 +17,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from agentmonitors.daemon.client import DaemonError, call
 from agentmonitors.paths import resolve_socket_path
 from agentmonitors.workspace import read_local_state
 from tests.conftest import CliResult
+from tests.security.hostile import RecordingServer
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.slow
@@ -40,46 +39,19 @@ BASIC = base64.b64encode(f"user:{PASSWORD}".encode()).decode()
 ENV_SECRET = "ghp_notarealtokenbutshapedlikeone1234"
 
 
-class RecordingServer:
-    """127.0.0.1 HTTP server answering JSON and recording each Authorization header."""
-
-    def __init__(self) -> None:
-        self.seen: list[str | None] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                outer.seen.append(self.headers.get("Authorization"))
-                body = json.dumps({"status": "ok", "n": len(outer.seen)}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://user:{PASSWORD}@127.0.0.1:{self.server.server_address[1]}/x"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+def json_answer(count: int) -> str:
+    """A body that changes with every request, so each poll is a change."""
+    return json.dumps({"status": "ok", "n": count})
 
 
 @pytest.fixture
 def server() -> Iterator[RecordingServer]:
-    made = RecordingServer()
-    yield made
-    made.close()
+    with RecordingServer(answer=json_answer, content_type="application/json") as made:
+        yield made
+
+
+def credentialed_url(server: RecordingServer) -> str:
+    return f"http://user:{PASSWORD}@127.0.0.1:{server.server.server_address[1]}/x"
 
 
 def add_monitor(root: Path, monitor_id: str, frontmatter: str) -> Path:
@@ -123,7 +95,9 @@ def test_a_url_password_reaches_the_server_and_no_file_we_write(
     root = isolated_environment
     assert run_cli("init", "--enable-only").code == 0
     monitor = add_monitor(
-        root, "status", f"watch:\n  type: api-poll\n  url: {server.url}\n  interval: 1s\n"
+        root,
+        "status",
+        f"watch:\n  type: api-poll\n  url: {credentialed_url(server)}\n  interval: 1s\n",
     )
     add_monitor(root, "notes", 'watch:\n  type: file-fingerprint\n  globs: "notes/*.txt"\n')
     assert run_cli("monitor", "approve", "--yes", "--all").code == 0
@@ -145,14 +119,14 @@ def test_a_url_password_reaches_the_server_and_no_file_we_write(
         check=False,
     )
     assert once.returncode == 0, once.stderr
-    assert server.seen == [f"Basic {BASIC}"]
+    assert server.header_values("Authorization") == [f"Basic {BASIC}"]
 
     payload = {"session_id": "host-1", "hook_event_name": "SessionStart", "cwd": str(root)}
     try:
         code, _out, err = hook(["session", "start"], payload, root)
         assert code == 0, err
         # The booted daemon's own ticks fetch with the same credentials.
-        wait_for(lambda: len(server.seen) >= 3, timeout=30)
+        wait_for(lambda: len(server.header_values("Authorization")) >= 3, timeout=30)
         prompt = {**payload, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}
         assert hook(["hook", "deliver"], prompt, root)[0] == 0
         end = {**payload, "hook_event_name": "SessionEnd", "reason": "other"}
@@ -162,7 +136,7 @@ def test_a_url_password_reaches_the_server_and_no_file_we_write(
         if socket:
             with contextlib.suppress(DaemonError):
                 call(socket, "stop", {})
-    assert set(server.seen) == {f"Basic {BASIC}"}
+    assert set(server.header_values("Authorization")) == {f"Basic {BASIC}"}
 
     leaks = files_holding(tmp_path, [PASSWORD.encode(), BASIC.encode()], skip={monitor})
     assert leaks == []

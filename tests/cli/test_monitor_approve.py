@@ -19,6 +19,7 @@ import pytest
 
 from agentmonitors.catalog.trust import ledger_path
 from tests.conftest import CliResult
+from tests.security.hostile import add_monitor
 from tests.waiting import wait_for
 
 Run = Callable[..., CliResult]
@@ -55,14 +56,6 @@ def project(isolated_environment: Path, run_cli: Run) -> Path:
     os.chdir(root)
     assert run_cli("init", "--enable-only").code == 0
     return root
-
-
-def add_monitor(root: Path, monitor_id: str, text: str) -> Path:
-    folder = root / ".claude" / "monitors" / monitor_id
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "MONITOR.md"
-    path.write_text(text)
-    return path
 
 
 def once(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -157,6 +157,17 @@ def test_repeats_within_a_minute_are_counted_then_summed_up() -> None:
     assert lines[-1].startswith("… repeated once more in ")
 
 
+def test_an_idle_log_wakes_only_when_a_summary_or_a_size_check_is_due() -> None:
+    clock = [100.0]
+    log = DaemonLog(lambda _: None, lambda _: None, now=lambda: clock[0])
+    assert log.next_due_in(30.0) == 30.0
+    log.record(_record("could not refresh session %s", "id-1"), logging.Formatter())
+    clock[0] = 150.0
+    assert log.next_due_in(30.0) == 10.0
+    clock[0] = 170.0
+    assert log.next_due_in(30.0) == 0.0
+
+
 def test_scrub_masks_credentials_and_keeps_a_caller_to_one_line() -> None:
     text = scrub(
         "fetch https://user:hunter2pass@example.com/x?token=abc123 failed; Bearer "

@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -22,23 +22,32 @@ from typing import Any
 class RecordingServer:
     """A local HTTP server that records each request (path and headers) it receives.
 
-    ``routes`` maps a path to ``(status, headers, body)``; anything else is 200 "ok".
+    ``routes`` maps a path to ``(status, headers, body)``; any other path is answered
+    200 with ``answer(n)`` (``n``: how many requests came so far), as ``content_type``.
     """
 
-    def __init__(self, routes: dict[str, tuple[int, dict[str, str], str]] | None = None) -> None:
+    def __init__(
+        self,
+        routes: dict[str, tuple[int, dict[str, str], str]] | None = None,
+        answer: Callable[[int], str] = lambda _count: "ok",
+        content_type: str = "text/plain",
+    ) -> None:
         self.routes = routes or {}
         self.requests: list[dict[str, Any]] = []
         recorder = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
             def do_GET(self) -> None:
                 recorder.requests.append({"path": self.path, "headers": dict(self.headers)})
-                status, headers, body = recorder.routes.get(self.path, (200, {}, "ok"))
+                default = (200, {}, answer(len(recorder.requests)))
+                status, headers, body = recorder.routes.get(self.path, default)
                 data = body.encode()
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
-                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -48,6 +57,10 @@ class RecordingServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def header_values(self, name: str) -> list[str | None]:
+        """The value of header ``name`` in each request received, in order."""
+        return [request["headers"].get(name) for request in self.requests]
 
     @property
     def origin(self) -> str:

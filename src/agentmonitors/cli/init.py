@@ -50,6 +50,20 @@ def _validate_new(result: ScaffoldResult, registry: SourceRegistry) -> bool:
     return True
 
 
+def _shown(summary: str) -> str:
+    """An approval summary on one line, cut with a mark (a preset's script is pages long)."""
+    from agentmonitors.untrusted import clean_line
+
+    summary = clean_line(summary)
+    if len(summary) > APPROVAL_SUMMARY_CHARS:
+        left_out = len(summary) - APPROVAL_SUMMARY_CHARS
+        summary = (
+            f"{summary[:APPROVAL_SUMMARY_CHARS]}… ({left_out} more characters: "
+            "`agentmonitors monitor approve --list` shows all)"
+        )
+    return summary
+
+
 def _approve_created(
     result: ScaffoldResult | None, workspace: str, registry: SourceRegistry, assume_yes: bool
 ) -> None:
@@ -76,7 +90,7 @@ def _approve_created(
             return
         if waiting is not None:
             click.echo(
-                f"Not approved ({refusal}): it {waiting.summary()[:APPROVAL_SUMMARY_CHARS]} "
+                f"Not approved ({refusal}): it {_shown(waiting.summary())} "
                 f"and runs only after `agentmonitors monitor approve {outcome.id}`."
             )
         return
@@ -87,11 +101,8 @@ def _approve_created(
         return
     if requirement is not None:
         name = os.path.basename(result.monitor_dir)
-        summary = requirement.summary()
-        if len(summary) > APPROVAL_SUMMARY_CHARS:  # a preset's script is pages long
-            summary = summary[: APPROVAL_SUMMARY_CHARS - 1] + "…"
         click.echo(
-            f"Approved as created ({summary}); after you change what it runs "
+            f"Approved as created ({_shown(requirement.summary())}); after you change what it runs "
             f"or reads, approve it again with `agentmonitors monitor approve {name}`."
         )
 

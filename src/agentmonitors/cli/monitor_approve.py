@@ -201,8 +201,12 @@ def _unknown(
 
 def _confirmed(targets: list[Any]) -> bool:
     """Shows what would be approved and asks the user at the terminal."""
+    from agentmonitors.untrusted import clean_line
+
+    # What a repository wrote (argv, paths) is shown escaped: a bidi or invisible
+    # character must not disguise what the user is asked to approve.
     for blocked in targets:
-        click.echo(f"{blocked.monitor.id} {blocked.requirement.summary()}", err=True)
+        click.echo(clean_line(f"{blocked.monitor.id} {blocked.requirement.summary()}"), err=True)
     noun = "this monitor" if len(targets) == 1 else f"these {len(targets)} monitors"
     return click.confirm(f"Approve {noun}?", default=False, err=True)
 

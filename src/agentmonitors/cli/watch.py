@@ -118,7 +118,9 @@ def declare(
         click.echo(f"Source: {record['sourceName']}")
         click.echo(f"Urgency: {_band(record)}")
         if record.get("awaitingApproval"):
-            click.echo(f"Waiting for approval: {record['awaitingApproval']}")
+            from agentmonitors.untrusted import clean_line
+
+            click.echo(clean_line(f"Waiting for approval: {record['awaitingApproval']}"))
     return 0
 
 

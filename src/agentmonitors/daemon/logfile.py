@@ -38,7 +38,10 @@ from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources.redact import redact_text
 
 REPEAT_WINDOW_S = 60.0
-MAINTAIN_EVERY_S = 1.0
+# How often an idle daemon looks at its log's size, for what reached the descriptor
+# without going through the writer (a C extension, a fatal error): rare, so a coarse
+# check keeps the idle daemon from waking for nothing.
+SIZE_CHECK_EVERY_S = 30.0
 MAX_RECORD_CHARS = 4000
 # Longer runs without a space or a slash are not words a reader needs in full.
 _LONG_RUN = re.compile(r"[^\s/\\'\"]{65,}")
@@ -187,10 +190,18 @@ class DaemonLog:
                 times = "once more" if seen.count == 1 else f"{seen.count} times"
                 self._write_err(f"… repeated {times} in {seconds} s: {seen.line}\n")
 
-    async def maintain(self, every_s: float = MAINTAIN_EVERY_S) -> None:
-        """Each second: the repeats whose minute is over, and the file's size."""
+    def next_due_in(self, cap_s: float) -> float:
+        """Seconds until the earliest pending repeat's minute is over, at most ``cap_s``."""
+        if not self._repeats:
+            return cap_s
+        earliest = min(seen.first_at for seen in self._repeats.values())
+        return max(0.0, min(cap_s, earliest + self._window_s - self._now()))
+
+    async def maintain(self, size_check_s: float = SIZE_CHECK_EVERY_S) -> None:
+        """Writes each repeat summary when its minute is over, and checks the file's size
+        every ``size_check_s``; it sleeps in between (no fixed tick)."""
         while True:
-            await asyncio.sleep(every_s)
+            await asyncio.sleep(self.next_due_in(size_check_s))
             self.summarize_repeats()
             if self.file is not None:
                 self.file.check()

@@ -141,11 +141,7 @@ def _normal(cwd: str | None) -> str | None:
     return os.path.normpath(cwd) if cwd else None
 
 
-# The permit of anything nobody approved: the workspace only.
+# The permit of anything nobody approved (the workspace only), and of the user's own
+# monitors (everything), for callers that observe outside the tick.
 WORKSPACE_ONLY = Permit()
 TRUSTED = Permit(trusted=True)
-
-
-def workspace_only(monitor_id: str) -> Permit:
-    """A permit for ``monitor_id`` that allows nothing beyond its workspace."""
-    return Permit(monitor_id=monitor_id)
