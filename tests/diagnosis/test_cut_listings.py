@@ -29,7 +29,7 @@ from agentmonitors.sources.observation import Observation
 from agentmonitors.store.database import Database
 from tests.conftest import CliResult
 from tests.daemon.clocked import START_MS, ClockedDaemon
-from tests.transports.clocked_project import NOTES, Run
+from tests.transports.clocked_project import NOTES, Project, Run
 
 pytestmark = pytest.mark.slow
 
@@ -305,3 +305,69 @@ def test_a_long_snapshot_says_what_it_cut_and_the_offset_that_shows_the_rest(
     assert [p["truncated"] for p in pages] == [True, True, True]
     past = cli("snapshot", "page", "--offset", "40000", "--format", "text")
     assert past.code == 1 and "past the end of the snapshot" in past.err
+
+
+def test_a_delivered_change_cut_to_fit_says_how_much_it_left_out_and_the_diff_that_shows_it(
+    clocked_project: Project,
+) -> None:
+    project = clocked_project
+    project.start_session("host-long-diff")
+    project.settled_change("second\n")  # the first change after the baseline has no diff
+    project.prompt("host-long-diff", "go on")
+    lines = [f"line {n:04} of a long note" for n in range(200)]
+    event = project.settled_change("\n".join(lines) + "\n")
+
+    out, _ = project.prompt("host-long-diff", "go on")
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    changes = context.split("\nChanges:\n", 1)[1].splitlines()
+    # The stored diff stops at 20 changed lines and counts the others; the delivery names
+    # the command that shows them.
+    assert changes[-2] == "… 183 more changed lines elided"
+    assert changes[-1] == (
+        f"(`agentmonitors diff 'notes' --object '{project.root / 'notes' / 'a.txt'}'"
+        f" --to '{event}' --all` shows it whole)"
+    )
+    whole = run_in(project.root, *suggested(changes[-1]), "--format", "json")
+    assert json.loads(whole)["diff"].splitlines()[-1] == "+ 201: "
+    assert "+ 200: line 0199 of a long note" in json.loads(whole)["diff"]
+
+    # The diff verb cuts the same way, says so, and says how to see the rest.
+    key = str(project.root / "notes" / "a.txt")
+    text = run_in(project.root, "diff", "notes", "--object", key, "--to", event, "--format", "text")
+    assert text.splitlines()[-2:] == [
+        "… 183 more changed lines elided",
+        "(run again with --all to see every change)",
+    ]
+
+    # A change longer than a delivery shows is cut there, saying how much it left out.
+    wide = [f"{n:04} " + "x" * 70 for n in range(8)]
+    event = project.settled_change("\n".join(wide) + "\n")
+    out, _ = project.prompt("host-long-diff", "go on")
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    changes = context.split("\nChanges:\n", 1)[1]
+    closing = changes.splitlines()[-1]
+    stored = str(
+        project.daemon.query("SELECT diff_text FROM monitor_events WHERE id = ?", event)[0][0]
+    )
+    shown = changes[: -len(closing) - 1]
+    assert stored.startswith(shown)
+    left_out = len(stored) - len(shown)
+    assert closing.startswith(f"… ({left_out} more characters of this change; `agentmonitors diff")
+    assert closing.endswith(f"--to '{event}' --all` shows it whole)")
+    whole_diff = json.loads(run_in(project.root, *suggested(closing), "--format", "json"))["diff"]
+    assert whole_diff.startswith(shown)
+    # Every line the delivery cut is there (the stored diff's own count line aside).
+    assert set(stored.splitlines()[:-1]) < set(whole_diff.splitlines())
+
+
+def run_in(folder: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "agentmonitors", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=folder,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

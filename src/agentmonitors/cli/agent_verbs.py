@@ -208,6 +208,13 @@ def snapshot(
 @click.option("--object", "object_key", required=True, help="Object key (e.g. the file path).")
 @click.option("--from", "from_point", help="Event id or ISO-8601 time to diff from.")
 @click.option("--to", "to_point", help="Event id or ISO-8601 time to diff to.")
+@click.option(
+    "--all",
+    "whole",
+    is_flag=True,
+    help="Every change: a diff is otherwise cut as deliveries cut it (20 changed lines),"
+    " with a line saying how many it left out.",
+)
 @_session
 @_workspace
 @_socket
@@ -217,6 +224,7 @@ def diff(
     object_key: str,
     from_point: str | None,
     to_point: str | None,
+    whole: bool,
     session_id: str | None,
     workspace: str | None,
     socket: str | None,
@@ -230,6 +238,8 @@ def diff(
         sessionId=session_id,
         **{"from": from_point, "to": to_point},
     )
+    if whole:
+        params["all"] = True
     return run_verb(
         "diff",
         params,

@@ -16,13 +16,14 @@ if TYPE_CHECKING:
     from agentmonitors.store.database import Database
 
 
-# How much a verb lists: at most ``limit`` items (``all``: every one); ``offset`` pages
-# through a long snapshot.
+# How much a verb lists: at most ``limit`` items (``all``: every one, or a diff whole);
+# ``offset`` pages through a long snapshot.
 _COUNT = ParamSpec(type="int", minimum=1)
 _LISTING: dict[str, dict[str, ParamDeclaration]] = {
     "inspect": {"limit": _COUNT, "all": (bool, False)},
     "summary": {"limit": _COUNT, "all": (bool, False)},
     "snapshot": {"offset": ParamSpec(type="int", minimum=0)},
+    "diff": {"all": (bool, False)},
 }
 
 

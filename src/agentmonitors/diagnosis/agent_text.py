@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentmonitors.delivery.text import diff_elided
 from agentmonitors.untrusted import clean_block, clean_line
 
 
@@ -70,7 +71,10 @@ def render_diff(result: Mapping[str, Any]) -> str:
     )
     if not result.get("changed"):
         return head + "\n\nNo difference."
-    return head + "\n\n" + clean_block(str(result["diff"]))
+    text = head + "\n\n" + clean_block(str(result["diff"]))
+    if not result.get("whole") and diff_elided(str(result["diff"])):
+        text += "\n(run again with --all to see every change)"
+    return text
 
 
 def render_summary(result: Mapping[str, Any], flags: str = "") -> str:

@@ -117,5 +117,6 @@ def answer(
                 check,
                 from_point=_text(params, "from"),
                 to_point=_text(params, "to"),
+                whole=params.get("all") is True,
             )
     raise AgentViewError(f"unknown verb {verb!r}")

@@ -347,8 +347,10 @@ def diff_view(
     *,
     from_point: str | None = None,
     to_point: str | None = None,
+    whole: bool = False,
 ) -> dict[str, Any]:
-    """The diff of one object between two stored points, as delivery computes it.
+    """The diff of one object between two stored points, as delivery computes it
+    (bounded as deliveries are, unless ``whole``).
 
     ``--to`` defaults to the latest snapshot; ``--from`` to the asking session's cursor
     (what it was last shown), or, with no session, to the snapshot before ``--to``.
@@ -380,7 +382,7 @@ def diff_view(
         from_json = previous.to_json("previous", None)
         baseline = previous.content
     strategy = _strategy(conn, to.event_id)
-    diff = build_diff(baseline, to.content, strategy)
+    diff = build_diff(baseline, to.content, strategy, whole=whole)
     return {
         "monitorId": monitor_id,
         "objectKey": key,
@@ -389,6 +391,7 @@ def diff_view(
         "strategy": JSON_DIFF_STRATEGY if strategy == JSON_DIFF_STRATEGY else "text",
         "changed": bool(diff),
         "diff": diff,
+        "whole": whole,
     }
 
 
