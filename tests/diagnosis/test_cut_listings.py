@@ -371,3 +371,22 @@ def run_in(folder: Path, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def test_a_recap_says_how_many_unread_it_did_not_list_and_the_listing_shows_them(
+    served: tuple[Path, ClockedDaemon],
+) -> None:
+    root, daemon = served
+    builds = [Observation(title=f"Build {n}", object_key=f"b{n}") for n in range(13)]
+    session = write_store(daemon.db, str(root), [("build", "normal", builds)])
+    daemon.start()
+    claim = cli("hook", "claim", "--session", session, "--lifecycle", "post-compact")
+    assert claim.code == 0, claim.err
+    lines = json.loads(claim.out)["message"].splitlines()
+    assert lines[1:11] == [f"{n}. Build {n + 2}" for n in range(1, 11)]
+    assert lines[11] == "… and 3 older unread not listed here."
+    unread = lines[13]
+    assert unread.endswith("--unread` for unread details.")
+    listing = cli(*suggested(unread), "--format", "text")
+    assert listing.code == 0, listing.err
+    assert sum("Build " in line for line in listing.out.splitlines()) == 13
