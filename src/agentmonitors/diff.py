@@ -32,33 +32,42 @@ class _Entry(NamedTuple):
     new: Json
 
 
-def build_diff(previous: str, current: str, strategy: str | None) -> str:
-    """The diff between two snapshots, rendered the way ``strategy`` asks; "" when identical."""
+def build_diff(previous: str, current: str, strategy: str | None, *, whole: bool = False) -> str:
+    """The diff between two snapshots, rendered the way ``strategy`` asks; "" when identical.
+
+    Bounded unless ``whole``: a cut diff ends with a ``… N more …`` line saying how much it
+    left out (``agentmonitors diff --all`` asks for it whole).
+    """
     if strategy == JSON_DIFF_STRATEGY:
-        return json_diff(previous, current)
-    return text_diff(previous, current)
+        return json_diff(previous, current, whole=whole)
+    return text_diff(previous, current, whole=whole)
 
 
-def text_diff(previous: str, current: str) -> str:
+def text_diff(previous: str, current: str, *, whole: bool = False) -> str:
     """Changed lines by position: cheap, and stable when a snapshot only grows at the end."""
     old_lines = previous.split("\n")
     new_lines = current.split("\n")
     out: list[str] = []
+    hidden = 0
     for i in range(max(len(old_lines), len(new_lines))):
         old = old_lines[i] if i < len(old_lines) else None
         new = new_lines[i] if i < len(new_lines) else None
         if old == new:
             continue
+        if len(out) >= MAX_TEXT_LINES and not whole:
+            # Counted, not rendered: the closing line says how many were left out.
+            hidden += (old is not None) + (new is not None)
+            continue
         if old is not None:
             out.append(f"- {i + 1}: {old}")
         if new is not None:
             out.append(f"+ {i + 1}: {new}")
-        if len(out) >= MAX_TEXT_LINES:
-            break
-    return _cap_output("\n".join(out))
+    if hidden:
+        out.append(f"… {hidden} more changed lines elided")
+    return "\n".join(out) if whole else _cap_output("\n".join(out))
 
 
-def json_diff(previous: str, current: str) -> str:
+def json_diff(previous: str, current: str, *, whole: bool = False) -> str:
     """Structural changes between two JSON documents; the text diff when either is not JSON."""
     if previous == current:
         return ""
@@ -68,14 +77,14 @@ def json_diff(previous: str, current: str) -> str:
         if _equal(old, new):
             return FORMATTING_ONLY
         entries = _walk(old, new, "")
-        lines = [_render(entry) for entry in islice(entries, MAX_ENTRIES)]
+        lines = [_render(entry) for entry in (entries if whole else islice(entries, MAX_ENTRIES))]
         # Counting the rest walks them without rendering, which is the expensive part.
         hidden = sum(1 for _ in entries)
     except (ValueError, RecursionError):
-        return text_diff(previous, current)
+        return text_diff(previous, current, whole=whole)
     if hidden:
         lines.append(f"… {hidden} more changes elided")
-    return _cap_output("\n".join(lines))
+    return "\n".join(lines) if whole else _cap_output("\n".join(lines))
 
 
 def _reject_constant(name: str) -> Json:
@@ -91,7 +100,10 @@ def _parse(text: str) -> Json:
 def _cap_output(text: str) -> str:
     if len(text) <= MAX_OUTPUT_CHARS:
         return text
-    return f"{text[:MAX_OUTPUT_CHARS]}\n… output truncated at {MAX_OUTPUT_CHARS} characters"
+    return (
+        f"{text[:MAX_OUTPUT_CHARS]}\n… {len(text) - MAX_OUTPUT_CHARS} more characters elided"
+        f" (output truncated at {MAX_OUTPUT_CHARS} characters)"
+    )
 
 
 def _equal(a: Json, b: Json) -> bool:

@@ -198,6 +198,7 @@ def test_post_compact_recaps_the_ten_newest_and_claims_every_unread_row(world: W
     assert lines[0] == "Recap of recent AgentMon activity since your last recap:"
     assert lines[1:11] == [f"{n}. e{n + 1}" for n in range(1, 11)]
     assert lines[11:] == [
+        "… and 2 older unread not listed here.",
         f"Run `agentmonitors events list --session {session}` for recent history.",
         f"Run `agentmonitors events list --session {session} --unread` for unread details.",
     ]

@@ -165,3 +165,23 @@ def test_a_leased_row_behind_a_muted_reminder_still_lands_in_one_bucket(world: W
     assert armed(entry, "reserved-in-flight")["eventIds"] == [leased]
     assert armed(entry, "coalesced-until-ack")["eventIds"] == [waiting]
     assert ids(entry["received"]) == [shown] and entry["pending"]["count"] == 0
+
+
+def test_a_hold_over_more_rows_than_listed_counts_the_rest_and_none_leaks_into_pending(
+    world: World,
+) -> None:
+    session = world.session()
+    first = world.emit("normal")
+    assert world.service.claim(session, "turn-interruptible") is not None
+    held = [world.emit("normal") for _ in range(25)]
+
+    entry = report(world, session)
+    hold = armed(entry, "coalesced-until-ack")
+    assert (hold["eventCount"], hold["omittedEventIds"]) == (25, 5)
+    assert hold["eventIds"] == held[:20]
+    # Every row is in exactly one bucket, the ones past the listed twenty included.
+    assert entry["pending"] == {"count": 0, "omitted": 0, "events": []}
+    assert ids(entry["received"]) == [first]
+
+    every = armed(report(world, session, show_all=True), "coalesced-until-ack")
+    assert (every["eventIds"], every["omittedEventIds"]) == (held, 0)

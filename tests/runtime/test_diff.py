@@ -7,7 +7,11 @@ import pytest
 from agentmonitors.diff import build_diff, json_diff, text_diff
 
 FORMATTING_ONLY = "~ formatting-only change (no structural difference)"
-OUTPUT_CAP_MARKER = "\n… output truncated at 20000 characters"
+
+
+def output_cap_marker(full: str) -> str:
+    """The close of a diff cut at 20,000 characters: how many it left out."""
+    return f"\n… {len(full) - 20_000} more characters elided (output truncated at 20000 characters)"
 
 
 def jd(old: object, new: object) -> str:
@@ -38,25 +42,29 @@ def test_text_diff_identical_is_empty() -> None:
     assert text_diff("same\ntext", "same\ntext") == ""
 
 
-def test_text_diff_stops_at_twenty_lines_without_a_marker() -> None:
+def test_text_diff_stops_at_twenty_lines_and_says_how_many_it_left_out() -> None:
     old = "\n".join(f"o{i}" for i in range(30))
     new = "\n".join(f"n{i}" for i in range(30))
     lines = text_diff(old, new).split("\n")
-    assert len(lines) == 20
-    assert lines[-2:] == ["- 10: o9", "+ 10: n9"]
+    assert len(lines) == 21
+    assert lines[-3:] == ["- 10: o9", "+ 10: n9", "… 40 more changed lines elided"]
+    whole = text_diff(old, new, whole=True).split("\n")
+    assert len(whole) == 60 and whole[-1] == "+ 30: n29"
 
 
 def test_text_diff_cap_counts_single_sided_trailing_lines() -> None:
     new = "\n".join(f"n{i}" for i in range(30))
     lines = text_diff("x", new).split("\n")
     assert lines[:3] == ["- 1: x", "+ 1: n0", "+ 2: n1"]
-    assert len(lines) == 20
-    assert lines[-1] == "+ 19: n18"
+    assert len(lines) == 21
+    assert lines[-2:] == ["+ 19: n18", "… 11 more changed lines elided"]
 
 
 def test_text_diff_is_capped_at_twenty_thousand_characters() -> None:
     out = text_diff("a", "b" * 30_000)
-    assert out == ("- 1: a\n+ 1: " + "b" * 30_000)[:20_000] + OUTPUT_CAP_MARKER
+    full = "- 1: a\n+ 1: " + "b" * 30_000
+    assert out == full[:20_000] + output_cap_marker(full)
+    assert text_diff("a", "b" * 30_000, whole=True) == full
 
 
 # --- json diff: objects, scalars and types -----------------------------------------------
@@ -268,7 +276,7 @@ def test_json_diff_total_output_is_capped() -> None:
         for i in range(20)
     )
     assert len(full) > 20_000
-    assert jd(old, new) == full[:20_000] + OUTPUT_CAP_MARKER
+    assert jd(old, new) == full[:20_000] + output_cap_marker(full)
 
 
 def test_json_diff_formatting_only_and_identical() -> None:

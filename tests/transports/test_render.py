@@ -61,7 +61,6 @@ CHANNEL_STEP = (
 )
 C1 = "\n\n(more monitor updates are pending; they will surface on a later poll)"
 C2 = f"\n\n(this update was too large to show in full; run {LIST} to see the full copy)"
-DIFF_MARKER = "\n… (change summary truncated)"
 
 
 def event(n: int, **fields: Any) -> dict[str, Any]:
@@ -204,20 +203,33 @@ def test_diff_at_the_bound_is_kept_whole() -> None:
     assert event_block(event(1, diffText=diff), sanitize_hook).endswith("\n\nChanges:\n" + diff)
 
 
+def diff_marker(left_out: int, monitor: str = "mon-1", key: str = "mon-1") -> str:
+    """The close of a cut change: how much it left out, and the command showing it whole."""
+    return (
+        f"\n… ({left_out} more characters of this change; `agentmonitors diff '{monitor}'"
+        f" --object '{key}' --to 'E1' --all` shows it whole)"
+    )
+
+
 def test_diff_over_the_bound_is_cut_with_the_marker() -> None:
     diff = "😀" * 1000
     block = event_block(event(1, diffText=diff), sanitize_hook)
     changes = block.split("\n\nChanges:\n", 1)[1]
-    assert len(changes) == MAX_EVENT_DIFF
-    assert changes == "😀" * (MAX_EVENT_DIFF - len(DIFF_MARKER)) + DIFF_MARKER
+    kept = len(changes) - len(changes.lstrip("😀"))
+    assert changes == "😀" * kept + diff_marker(1000 - kept)
+    assert MAX_EVENT_DIFF - 1 <= len(changes) <= MAX_EVENT_DIFF
+    # The event's own object, when it names one, is the one the command diffs.
+    keyed = event_block(event(1, diffText=diff, objectKey="docs/a b.md"), sanitize_hook)
+    assert keyed.endswith("--object $'docs/a\\x20b.md' --to 'E1' --all` shows it whole)")
 
 
 def test_diff_is_sanitized_before_it_is_bounded() -> None:
     # Escapes lengthen the text: the bound applies to what is shown.
     diff = "a\u202e\n" * 300  # 900 code points; 2400 once each U+202E is escaped
     changes = event_block(event(1, diffText=diff), sanitize_hook).split("\nChanges:\n", 1)[1]
-    kept = ("a\\u202e\n" * 300)[: MAX_EVENT_DIFF - len(DIFF_MARKER)]
-    assert changes == kept + DIFF_MARKER
+    escaped = "a\\u202e\n" * 300
+    kept = MAX_EVENT_DIFF - len(diff_marker(len(escaped)))
+    assert changes == escaped[:kept] + diff_marker(len(escaped) - kept)
     assert len(changes) == MAX_EVENT_DIFF
 
 

@@ -83,20 +83,34 @@ def run_verb(
     except DaemonError as error:
         return report_error(str(error), as_json)
     if "objectKeys" in result and "error" in result:
-        return _ambiguous(result, fmt)
+        return _ambiguous(result, fmt, _flags(workspace=workspace, socket=socket))
     emit(result, fmt, lambda: render(result))
     return 0
 
 
-def _ambiguous(result: Mapping[str, Any], fmt: OutputFormat) -> int:
+def _flags(**values: str | None) -> str:
+    """The options given, as they would be typed again in a suggested command."""
+    import shlex
+
+    return "".join(
+        f" --{name.replace('_', '-')} {shlex.quote(value)}"
+        for name, value in values.items()
+        if value is not None
+    )
+
+
+def _ambiguous(result: Mapping[str, Any], fmt: OutputFormat, flags: str) -> int:
     """Several objects and none named: list the keys, never guess; exit 1."""
+    from agentmonitors.diagnosis.agent_text import shell_arg
+
     if fmt == "json":
         emit(result, fmt, str)
         return 1
     keys = [f"  {key}" for key in result["objectKeys"]]
     more = result.get("moreObjectKeys") or 0
     if more:
-        keys.append(f"  … and {more} more")
+        command = f"agentmonitors summary {shell_arg(result['monitorId'])}{flags} --all"
+        keys.append(f"  … and {more} more; `{command}` lists every object")
     report_error(result["error"], False)
     echo("\n".join(keys), err=True)
     return 1
@@ -115,6 +129,27 @@ _monitor = click.argument("monitor_id", shell_complete=complete_monitor_id)
 _formats = format_option(("toon", "json", "text"), None)
 
 
+def _limit(what: str, default: int) -> Callable[[Any], Any]:
+    return click.option(
+        "--limit",
+        type=click.IntRange(min=1),
+        help=f"List at most this many {what} (default: {default}); the answer says how many"
+        " it left out.",
+    )
+
+
+def _all(what: str) -> Callable[[Any], Any]:
+    return click.option("--all", "show_all", is_flag=True, help=f"List all {what}.")
+
+
+def _listing(limit: int | None, show_all: bool) -> dict[str, Any]:
+    if limit is not None and show_all:
+        raise click.UsageError("--limit and --all cannot be used together.")
+    if show_all:
+        return {"all": True}
+    return {} if limit is None else {"limit": limit}
+
+
 def _params(**values: str | None) -> dict[str, Any]:
     return {key: value for key, value in values.items() if value is not None}
 
@@ -127,6 +162,13 @@ def _params(**values: str | None) -> dict[str, Any]:
 )
 @_monitor
 @click.option("--object", "object_key", help="Object key (e.g. the file path).")
+@click.option(
+    "--offset",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Start at this character: a long snapshot is shown in parts of 16,000 characters,"
+    " each naming the offset of the next.",
+)
 @_session
 @_workspace
 @_socket
@@ -134,6 +176,7 @@ def _params(**values: str | None) -> dict[str, Any]:
 def snapshot(
     monitor_id: str,
     object_key: str | None,
+    offset: int,
     session_id: str | None,
     workspace: str | None,
     socket: str | None,
@@ -142,13 +185,16 @@ def snapshot(
     from agentmonitors.diagnosis.agent_text import render_snapshot
 
     params = _params(monitorId=monitor_id, objectKey=object_key, sessionId=session_id)
+    if offset:
+        params["offset"] = offset
+    flags = _flags(session=session_id, workspace=workspace, socket=socket)
     return run_verb(
         "snapshot",
         params,
         workspace=workspace,
         socket=socket,
         output_format=output_format,
-        render=render_snapshot,
+        render=lambda result: render_snapshot(result, flags),
     )
 
 
@@ -162,6 +208,13 @@ def snapshot(
 @click.option("--object", "object_key", required=True, help="Object key (e.g. the file path).")
 @click.option("--from", "from_point", help="Event id or ISO-8601 time to diff from.")
 @click.option("--to", "to_point", help="Event id or ISO-8601 time to diff to.")
+@click.option(
+    "--all",
+    "whole",
+    is_flag=True,
+    help="Every change: a diff is otherwise cut as deliveries cut it (20 changed lines),"
+    " with a line saying how many it left out.",
+)
 @_session
 @_workspace
 @_socket
@@ -171,6 +224,7 @@ def diff(
     object_key: str,
     from_point: str | None,
     to_point: str | None,
+    whole: bool,
     session_id: str | None,
     workspace: str | None,
     socket: str | None,
@@ -184,6 +238,8 @@ def diff(
         sessionId=session_id,
         **{"from": from_point, "to": to_point},
     )
+    if whole:
+        params["all"] = True
     return run_verb(
         "diff",
         params,
@@ -204,6 +260,8 @@ def diff(
 @_session
 @_workspace
 @_socket
+@_limit("objects", 20)
+@_all("objects")
 @_formats
 def summary(
     monitor_id: str,
@@ -211,18 +269,22 @@ def summary(
     session_id: str | None,
     workspace: str | None,
     socket: str | None,
+    limit: int | None,
+    show_all: bool,
     output_format: str | None,
 ) -> int:
     from agentmonitors.diagnosis.agent_text import render_summary
 
     params = _params(monitorId=monitor_id, objectKey=object_key, sessionId=session_id)
+    params.update(_listing(limit, show_all))
+    flags = _flags(session=session_id, workspace=workspace, socket=socket)
     return run_verb(
         "summary",
         params,
         workspace=workspace,
         socket=socket,
         output_format=output_format,
-        render=render_summary,
+        render=lambda result: render_summary(result, flags),
     )
 
 
@@ -235,20 +297,25 @@ def summary(
 @_session
 @_workspace
 @_socket
+@_limit("events in each list (received: 10)", 20)
+@_all("events and keys")
 @_formats
 def inspect(
     session_id: str | None,
     workspace: str | None,
     socket: str | None,
+    limit: int | None,
+    show_all: bool,
     output_format: str | None,
 ) -> int:
     from agentmonitors.diagnosis.agent_text import render_inspect
 
+    flags = _flags(workspace=workspace, socket=socket)
     return run_verb(
         "inspect",
-        _params(sessionId=session_id),
+        {**_params(sessionId=session_id), **_listing(limit, show_all)},
         workspace=workspace,
         socket=socket,
         output_format=output_format,
-        render=render_inspect,
+        render=lambda report: render_inspect(report, flags),
     )

@@ -9,11 +9,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentmonitors.daemon.server import Method, RequestError, params
+from agentmonitors.daemon.server import Method, ParamDeclaration, ParamSpec, RequestError, params
 
 if TYPE_CHECKING:
     from agentmonitors.clock import Clock
     from agentmonitors.store.database import Database
+
+
+# How much a verb lists: at most ``limit`` items (``all``: every one, or a diff whole);
+# ``offset`` pages through a long snapshot.
+_COUNT = ParamSpec(type="int", minimum=1)
+_LISTING: dict[str, dict[str, ParamDeclaration]] = {
+    "inspect": {"limit": _COUNT, "all": (bool, False)},
+    "summary": {"limit": _COUNT, "all": (bool, False)},
+    "snapshot": {"offset": ParamSpec(type="int", minimum=0)},
+    "diff": {"all": (bool, False)},
+}
 
 
 def agent_methods(
@@ -54,6 +65,7 @@ def agent_methods(
                 objectKey=(str, verb == "diff"),
                 sessionId=(str, False),
                 **({"from": (str, False), "to": (str, False)} if verb == "diff" else {}),
+                **_LISTING.get(verb, {}),
             ),
         )
 

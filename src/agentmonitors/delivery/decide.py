@@ -231,13 +231,15 @@ def _turn_idle(view: SessionView) -> Decision | None:
     return Decision(view.session_id, "turn-idle", tuple(view.claimable("low")), False, claim)
 
 
-def recap_message(session_id: str, shown: list[DeliveryRow]) -> str:
+def recap_message(session_id: str, shown: list[DeliveryRow], left_out: int = 0) -> str:
     # No ``--format json`` here: that is complete for scripts, while the agent's own
     # format is bounded (the newest 50 and "N more"), so a backlog cannot flood its context.
+    more = [f"… and {left_out} older unread not listed here."] if left_out else []
     return "\n".join(
         [
             "Recap of recent AgentMon activity since your last recap:",
             summarize(shown),
+            *more,
             f"Run `agentmonitors events list --session {session_id}` for recent history.",
             f"Run `agentmonitors events list --session {session_id} --unread` for unread details.",
         ]
@@ -251,9 +253,8 @@ def _post_compact(conn: sqlite3.Connection, view: SessionView) -> Decision | Non
     diffs = rediffs(conn, view.session_id, collapsed)
     shown = collapsed.delivered[-MAX_RECAP_EVENTS:]
     events = [summary_json(row, diffs.get(row.id)) for row in shown]
-    claim = _claim(
-        view, "post-compact", "recap", None, recap_message(view.session_id, shown), events
-    )
+    message = recap_message(view.session_id, shown, len(collapsed.delivered) - len(shown))
+    claim = _claim(view, "post-compact", "recap", None, message, events)
     return Decision(view.session_id, "post-compact", tuple(view.unread), True, claim)
 
 

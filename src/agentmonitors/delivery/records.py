@@ -164,6 +164,8 @@ def summary_json(row: DeliveryRow, diff_override: str | None = None) -> EventSum
         diff = row.recipient_diff if row.recipient_diff is not None else event.diff_text
     if diff:
         record["diffText"] = diff
+        if event.object_key is not None:
+            record["objectKey"] = event.object_key
     return record
 
 

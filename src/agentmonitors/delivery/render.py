@@ -21,6 +21,7 @@ from agentmonitors.delivery.text import (
     bound_diff,
     channel_action_step,
     channel_cut_marker,
+    diff_command,
     hook_action_step,
     hook_cut_marker,
     hook_deferred_marker,
@@ -78,7 +79,17 @@ def _events(claim: Claim) -> list[Event]:
 
 # The fields a block is made of. Sizing renders the same events several times in one
 # delivery (the preview, the reserved claim, the text), so blocks are kept by content.
-_BLOCK_FIELDS = ("monitorId", "urgency", "title", "body", "summary", "objectDetail", "diffText")
+_BLOCK_FIELDS = (
+    "monitorId",
+    "urgency",
+    "title",
+    "body",
+    "summary",
+    "objectDetail",
+    "diffText",
+    "objectKey",
+    "eventId",
+)
 _BLOCKS: dict[tuple[object, ...], str] = {}
 _MAX_BLOCKS = 256
 
@@ -127,7 +138,11 @@ def _event_block(event: Event, sanitize: Callable[[str], str]) -> str:
     block = "\n".join(lines) + "\n\n" + body
     diff = _text(event, "diffText")
     if diff.strip():
-        block += "\n\nChanges:\n" + bound_diff(sanitize(diff))
+        monitor_id = _text(event, "monitorId")
+        whole = diff_command(
+            monitor_id, _text(event, "objectKey") or monitor_id, _text(event, "eventId")
+        )
+        block += "\n\nChanges:\n" + bound_diff(sanitize(diff), whole)
     return block
 
 

@@ -30,6 +30,9 @@ __all__ = [
     "channel_action_step",
     "channel_cut_marker",
     "cut",
+    "diff_command",
+    "diff_elided",
+    "diff_elision_marker",
     "escape_shell_path",
     "follow_up_step",
     "hook_action_step",
@@ -60,6 +63,8 @@ HOOK_LEAD_LINE = (
     HOOK_PREFIX + "monitored changes are pending — consider handling them before continuing."
 )
 DIFF_ELISION_MARKER = "\n… (change summary truncated)"
+"""Kept for callers that name it; a delivered diff says how much it cut
+(:func:`diff_elision_marker`)."""
 CHANNEL_DEFERRED_MARKER = (
     "\n\n(more monitor updates are pending; they will surface on a later poll)"
 )
@@ -149,9 +154,44 @@ def append_marker_within_cap(body: str, cap: int, marker: str) -> str:
     return cut(body, cap - len(marker)) + marker
 
 
-def bound_diff(diff: str) -> str:
-    """A change summary bounded to :data:`MAX_EVENT_DIFF`, elision marker included."""
-    return truncate_with_marker(diff, MAX_EVENT_DIFF, DIFF_ELISION_MARKER)
+def diff_command(monitor_id: str, object_key: str, event_id: str) -> str:
+    """The backticked read-only command that shows one event's change whole (each value
+    quoted so that no character of it is shown raw)."""
+    return (
+        f"`agentmonitors diff {escape_shell_path(monitor_id)} --object"
+        f" {escape_shell_path(object_key)} --to {escape_shell_path(event_id)} --all`"
+    )
+
+
+def diff_elision_marker(left_out: int, command: str = "") -> str:
+    """The line closing a cut change summary: how much it left out, and where it is whole."""
+    where = f"; {command} shows it whole" if command else ""
+    return f"\n… ({left_out} more characters of this change{where})"
+
+
+def diff_elided(diff: str) -> bool:
+    """Whether a diff ends with the line of a bounded diff (``… N more … elided``)."""
+    last = diff[diff.rfind("\n") + 1 :]
+    return last.startswith("… ") and " more " in last and "elided" in last
+
+
+def bound_diff(diff: str, command: str = "") -> str:
+    """A change summary bounded to :data:`MAX_EVENT_DIFF`, elision marker included.
+
+    The marker counts the characters it left out and names ``command``, which shows the
+    change whole. Its length depends on that count, so the cut is made for the longest
+    count possible (the whole diff's length); the text then stays within the cap.
+    """
+    if command and diff_elided(diff):
+        # The diff itself was bounded when it was computed; its last line says how much
+        # it left out, and this one where to see the rest.
+        closing = f"\n({command} shows it whole)"
+        if len(diff) + len(closing) <= MAX_EVENT_DIFF:
+            return diff + closing
+    elif len(diff) <= MAX_EVENT_DIFF:
+        return diff
+    kept = max(0, MAX_EVENT_DIFF - len(diff_elision_marker(len(diff), command)))
+    return cut(diff, kept) + diff_elision_marker(len(diff) - kept, command)
 
 
 def _socket_clause(socket_path: str) -> str:

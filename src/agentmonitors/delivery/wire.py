@@ -41,6 +41,9 @@ class EventSummary(TypedDict):
     createdAt: str
     body: str
     diffText: NotRequired[str]
+    # With a diff, the watched object when the event names one (else the monitor id is
+    # its key): what ``agentmonitors diff --object`` takes to show a cut change whole.
+    objectKey: NotRequired[str]
 
 
 class UnreadCounts(TypedDict):

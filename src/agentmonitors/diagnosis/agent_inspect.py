@@ -33,6 +33,11 @@ MAX_LISTED = 20
 MAX_RECEIVED = 10
 """Received events are history: only the newest few are listed."""
 
+# How each lifecycle surfaced an event of each urgency (``delivery/decide.py``): a high
+# event's block at a prompt, a reminder line for normal and low ones, a recap after a
+# compaction. What a claim showed is decided there; this only names it.
+_DELIVERED_AS = {"post-compact": "recap", "turn-idle": "reminder"}
+
 # A monitor's rollup window and its time zone, when it has one (read from its file).
 WindowOf = Callable[[str], tuple[str, str] | None]
 _WHEN = {"low": "at the end of the next turn"}
@@ -48,12 +53,21 @@ def inspect_report(
     leased: Callable[[str], frozenset[str]] | None = None,
     socket_path: str = "",
     window_of: WindowOf | None = None,
+    limit: int | None = None,
+    show_all: bool = False,
 ) -> dict[str, Any]:
     """The three buckets of one session, or of every active lead session of the workspace.
 
     ``leased`` gives a session's rows held by in-flight deliveries (only a daemon
     knows them); ``socket_path`` sizes a hook delivery the way the hook would.
+    Each list holds at most ``limit`` items (by default :data:`MAX_RECEIVED` received
+    and :data:`MAX_LISTED` others), every item with ``show_all``; each says how many
+    it left out (``omitted``).
     """
+    bounds = _Bounds(
+        received=None if show_all else (limit or MAX_RECEIVED),
+        listed=None if show_all else (limit or MAX_LISTED),
+    )
     if session_id is not None:
         sessions = [require_session(conn, session_id)]
     else:
@@ -71,10 +85,28 @@ def inspect_report(
             leased=frozenset() if leased is None else leased(str(row["id"])),
             socket_path=socket_path,
             window_of=window_of,
+            bounds=bounds,
         )
         for row in sessions
     ]
     return {"workspacePath": workspace, "generatedAt": iso_from_ms(now_ms), "sessions": reports}
+
+
+class _Bounds:
+    """How many items each list of the report keeps (None: all of them)."""
+
+    __slots__ = ("listed", "received")
+
+    def __init__(self, *, received: int | None, listed: int | None) -> None:
+        self.received = received
+        self.listed = listed
+
+
+_ALL = _Bounds(received=None, listed=None)
+
+
+def _cut(items: list[Any], bound: int | None) -> list[Any]:
+    return items if bound is None else items[:bound]
 
 
 def _event_json(row: DeliveryRow) -> dict[str, Any]:
@@ -98,6 +130,7 @@ def _session_report(
     leased: frozenset[str],
     socket_path: str,
     window_of: WindowOf | None,
+    bounds: _Bounds = _ALL,
 ) -> dict[str, Any]:
     session_id = str(session["id"])
     view = SessionView.read(conn, session_id, leased, now_ms)
@@ -111,14 +144,26 @@ def _session_report(
     ]
     armed += _suppressions(conn, session_id)
     armed += _notify_holds(conn, session_id, workspace, now_ms, window_of)
+    for entry in armed:
+        _bound_entry(entry, bounds.listed)
+    listed = _cut(pending, bounds.listed)
     return {
         "sessionId": session_id,
         "hostSessionId": session["host_session_id"],
         "status": session["status"],
-        "received": _received(conn, session_id),
-        "pending": {"count": len(pending), "events": pending[:MAX_LISTED]},
+        "received": _received(conn, session_id, bounds.received),
+        "pending": {"count": len(pending), "omitted": len(pending) - len(listed), "events": listed},
         "armed": {"count": len(armed), "entries": armed},
     }
+
+
+def _bound_entry(entry: dict[str, Any], bound: int | None) -> None:
+    """Cut an armed entry's id or key list, saying how many it left out."""
+    for field, omitted in (("eventIds", "omittedEventIds"), ("objectKeys", "omittedObjectKeys")):
+        if field in entry:
+            kept = _cut(entry[field], bound)
+            entry[omitted] = len(entry[field]) - len(kept)
+            entry[field] = kept
 
 
 # --------------------------------------------------------------------------- delivery holds
@@ -136,7 +181,7 @@ def _entry(
     return {
         "reason": reason,
         "monitorIds": monitors,
-        "eventIds": [row.id for row in listed][:MAX_LISTED],
+        "eventIds": [row.id for row in listed],
         "eventCount": len(listed),
         "earliestFireAt": None if earliest_ms is None else iso_from_ms(earliest_ms),
         "detail": detail,
@@ -243,7 +288,7 @@ def _suppressions(conn: sqlite3.Connection, session_id: str) -> list[dict[str, A
                 {
                     "reason": reason,
                     "monitorIds": sorted({str(row["monitor_id"]) for row in found}),
-                    "eventIds": [str(row["event_id"]) for row in found][:MAX_LISTED],
+                    "eventIds": [str(row["event_id"]) for row in found],
                     "eventCount": len(found),
                     "earliestFireAt": None,
                     "detail": detail,
@@ -288,7 +333,7 @@ def _held_objects(batch: Mapping[str, Any]) -> list[str]:
         key = observation.get("objectKey") if isinstance(observation, dict) else None
         if isinstance(key, str) and key not in keys:
             keys.append(key)
-    return keys[:MAX_LISTED]
+    return keys
 
 
 def _monitor_holds(
@@ -362,8 +407,16 @@ def _next_window(monitor_id: str, now_ms: int, window_of: WindowOf | None) -> in
 # --------------------------------------------------------------------------- received
 
 
-def _received(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
-    """Claimed or acknowledged rows: counts, and the newest few."""
+def _delivered_as(lifecycle: str | None, urgency: str) -> str | None:
+    if lifecycle is None:
+        return None  # acknowledged without ever being delivered
+    if lifecycle == "turn-interruptible":
+        return "event" if urgency == "high" else "reminder"
+    return _DELIVERED_AS.get(lifecycle, lifecycle)
+
+
+def _received(conn: sqlite3.Connection, session_id: str, bound: int | None) -> dict[str, Any]:
+    """Claimed or acknowledged rows: counts, and the newest ``bound`` (all for None)."""
     visible = (
         " FROM session_event_state s JOIN monitor_events e ON e.id = s.event_id"
         " WHERE s.session_id = ? AND (s.acknowledged_at IS NOT NULL OR"
@@ -377,10 +430,10 @@ def _received(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
     ).fetchone()
     newest = conn.execute(
         "SELECT e.id, e.monitor_id, e.object_key, e.urgency, e.title, e.created_at,"
-        " s.first_notified_at, s.acknowledged_at"
+        " s.first_notified_at, s.acknowledged_at, s.last_claim_lifecycle"
         + visible
         + " ORDER BY COALESCE(s.acknowledged_at, s.first_notified_at) DESC, e.id DESC LIMIT ?",
-        (session_id, MAX_RECEIVED),
+        (session_id, -1 if bound is None else bound),
     ).fetchall()
     events = [
         {
@@ -392,6 +445,9 @@ def _received(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
             "createdAt": iso_from_seconds(row[5]),
             "state": "claimed" if row[7] is None else "acknowledged",
             "at": iso_from_seconds(row[7] if row[7] is not None else row[6]),
+            # The delivery point that surfaced it last (None: acknowledged unseen).
+            "lifecycle": row[8] if row[6] is not None else None,
+            "deliveredAs": _delivered_as(row[8] if row[6] is not None else None, str(row[3])),
         }
         for row in newest
     ]
@@ -400,6 +456,7 @@ def _received(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
         "count": total,
         "claimed": int(claimed),
         "acknowledged": int(acknowledged),
+        "omitted": total - len(events),
         "events": events,
     }
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentmonitors.delivery.text import diff_elided
 from agentmonitors.untrusted import clean_block, clean_line
+
+
+def shell_arg(value: Any) -> str:
+    """A value of ours or of a store (a monitor id, an object key) as one shell word, for a
+    command a message suggests; shown on one line."""
+    import shlex
+
+    return shlex.quote(_line(value))
 
 
 def _line(value: Any) -> str:
@@ -29,14 +38,29 @@ def _point(point: Mapping[str, Any]) -> str:
     return f"{label} ({where}, {at})"
 
 
-def render_snapshot(result: Mapping[str, Any]) -> str:
+def render_snapshot(result: Mapping[str, Any], flags: str = "") -> str:
+    """``flags`` are the options the command was run with (``--session``, ``--workspace``,
+    ``--socket``), repeated in the command that shows the next part of a cut snapshot."""
     head = (
         f"{_line(result['monitorId'])} · {_line(result['objectKey'])} · event {result['eventId']}"
         f" · captured {result['capturedAt']}"
     )
-    if result.get("truncated"):
-        head += f" · first {len(result['content'])} of {result['contentChars']} characters"
-    return head + "\n\n" + clean_block(str(result["content"]))
+    text = clean_block(str(result["content"]))
+    if not result.get("truncated"):
+        return head + "\n\n" + text
+    start = int(result.get("offset") or 0)
+    end = start + len(result["content"])
+    head += f" · characters {start + 1}–{end} of {result['contentChars']}"
+    tail = ""
+    remaining = result.get("remainingChars")
+    next_offset = result.get("nextOffset")
+    if next_offset is not None:
+        command = (
+            f"agentmonitors snapshot {shell_arg(result['monitorId'])} --object"
+            f" {shell_arg(result['objectKey'])}{flags} --offset {next_offset}"
+        )
+        tail = f"\n\n… {remaining} more characters; `{command}` shows the next part"
+    return head + "\n\n" + text + tail
 
 
 def render_diff(result: Mapping[str, Any]) -> str:
@@ -47,10 +71,14 @@ def render_diff(result: Mapping[str, Any]) -> str:
     )
     if not result.get("changed"):
         return head + "\n\nNo difference."
-    return head + "\n\n" + clean_block(str(result["diff"]))
+    text = head + "\n\n" + clean_block(str(result["diff"]))
+    if not result.get("whole") and diff_elided(str(result["diff"])):
+        text += "\n(run again with --all to see every change)"
+    return text
 
 
-def render_summary(result: Mapping[str, Any]) -> str:
+def render_summary(result: Mapping[str, Any], flags: str = "") -> str:
+    """``flags`` as for :func:`render_snapshot`, repeated in the command listing every object."""
     objects = result.get("objects") or []
     lines = [f"{_line(result['monitorId'])}: {result['objectCount']} object(s) with events"]
     for item in objects:
@@ -68,17 +96,28 @@ def render_summary(result: Mapping[str, Any]) -> str:
         if item.get("summary") and item["summary"] != item["title"]:
             lines.append(f"  {_line(item['summary'])}")
     if result.get("moreObjects"):
-        lines.append(f"… and {result['moreObjects']} more object(s); pass --object for one")
+        command = f"agentmonitors summary {shell_arg(result['monitorId'])}{flags} --all"
+        lines.append(
+            f"… and {result['moreObjects']} more object(s); `{command}` lists them"
+            " (--object KEY shows one)"
+        )
     return "\n".join(lines)
 
 
-def _armed_line(entry: Mapping[str, Any]) -> str:
+def _more(count: Any, what: str, command: str) -> str:
+    """The closing line of a cut list: how many it left out and the command that lists them."""
+    return f"    … and {count} more {what}; `{command}` lists them"
+
+
+def _armed_line(entry: Mapping[str, Any], command: str) -> str:
     monitors = ", ".join(_line(name) for name in entry.get("monitorIds") or ())
     if "observations" in entry:
         what = f"{entry['observations']} observation(s)"
-        keys = entry.get("objectKeys") or []
+        keys = [_line(key) for key in entry.get("objectKeys") or []]
+        if entry.get("omittedObjectKeys"):
+            keys.append(f"… and {entry['omittedObjectKeys']} more, `{command}` lists them")
         if keys:
-            what += f" ({', '.join(_line(key) for key in keys)})"
+            what += f" ({', '.join(keys)})"
     else:
         what = f"{entry.get('eventCount', 0)} event(s)"
     fires = entry.get("earliestFireAt")
@@ -86,7 +125,18 @@ def _armed_line(entry: Mapping[str, Any]) -> str:
     return f"    {entry['reason']}  {monitors}  {what}{when} — {_line(entry.get('detail', ''))}"
 
 
-def render_inspect(report: Mapping[str, Any]) -> str:
+def _how(item: Mapping[str, Any]) -> str:
+    """How a received event last reached the session: the lifecycle and the form it took."""
+    lifecycle = item.get("lifecycle")
+    if not lifecycle:
+        return "without being delivered"
+    shown = item.get("deliveredAs")
+    return f"delivered at {lifecycle}" + (f" ({shown})" if shown else "")
+
+
+def render_inspect(report: Mapping[str, Any], flags: str = "") -> str:
+    """``flags`` are the options that reach the same store (``--workspace``, ``--socket``),
+    repeated in the command that lists what a cut list left out."""
     sessions = report.get("sessions") or []
     if not sessions:
         return "No active session in this workspace."
@@ -95,6 +145,7 @@ def render_inspect(report: Mapping[str, Any]) -> str:
         if lines:
             lines.append("")
         lines.append(f"Session {_line(session['sessionId'])} ({session['status']})")
+        every = f"agentmonitors inspect --session {shell_arg(session['sessionId'])}{flags} --all"
         received = session["received"]
         lines.append(
             f"  Received: {received['count']} ({received['claimed']} claimed,"
@@ -102,9 +153,11 @@ def render_inspect(report: Mapping[str, Any]) -> str:
         )
         lines += [
             f"    {item['eventId']}  {_line(item['monitorId'])}  {item['urgency']}  {item['state']}"
-            f"  {_line(item['title'])}"
+            f" {_how(item)}  {_line(item['title'])}"
             for item in received["events"]
         ]
+        if received.get("omitted"):
+            lines.append(_more(received["omitted"], "received", every))
         pending = session["pending"]
         lines.append(f"  Pending: {pending['count']}")
         lines += [
@@ -112,7 +165,9 @@ def render_inspect(report: Mapping[str, Any]) -> str:
             f"  {_line(item['title'])} — {item['deliverAt']}"
             for item in pending["events"]
         ]
+        if pending.get("omitted"):
+            lines.append(_more(pending["omitted"], "pending", every))
         armed = session["armed"]
         lines.append(f"  Armed: {armed['count']}")
-        lines += [_armed_line(entry) for entry in armed["entries"]]
+        lines += [_armed_line(entry, every) for entry in armed["entries"]]
     return "\n".join(lines)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmonitors.diagnosis.agent_inspect import inspect_report, rollup_windows
 from agentmonitors.diagnosis.agent_views import (
+    MAX_SUMMARY_OBJECTS,
     AgentViewError,
     FileMonitorCheck,
     Scope,
@@ -58,6 +59,11 @@ def _text(params: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value != "" else None
 
 
+def _count(params: Mapping[str, Any], key: str) -> int | None:
+    value = params.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def answer(
     db: Database,
     verb: str,
@@ -83,11 +89,23 @@ def answer(
                 leased=leased,
                 socket_path=socket_path,
                 window_of=rollup_windows(workspace),
+                limit=_count(params, "limit"),
+                show_all=params.get("all") is True,
             )
         if verb == "snapshot":
-            return snapshot_view(conn, scope, monitor_id, object_key, check)
+            offset = _count(params, "offset") or 0
+            return snapshot_view(conn, scope, monitor_id, object_key, check, offset=offset)
         if verb == "summary":
-            return summary_view(conn, scope, monitor_id, object_key, check)
+            limit = None if params.get("all") is True else _count(params, "limit")
+            return summary_view(
+                conn,
+                scope,
+                monitor_id,
+                object_key,
+                check,
+                limit=limit or MAX_SUMMARY_OBJECTS,
+                show_all=params.get("all") is True,
+            )
         if verb == "diff":
             if object_key is None:
                 raise AgentViewError("diff needs --object: the key of the object to compare.")
@@ -99,5 +117,6 @@ def answer(
                 check,
                 from_point=_text(params, "from"),
                 to_point=_text(params, "to"),
+                whole=params.get("all") is True,
             )
     raise AgentViewError(f"unknown verb {verb!r}")

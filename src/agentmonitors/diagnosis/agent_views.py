@@ -106,6 +106,13 @@ def _object_keys(conn: sqlite3.Connection, scope: Scope, monitor_id: str) -> lis
     return [str(row[0]) for row in rows]
 
 
+def every_object(monitor_id: str) -> str:
+    """The command that lists every object of a monitor (what a cut key list points to)."""
+    import shlex
+
+    return f"agentmonitors summary {shlex.quote(monitor_id)} --all"
+
+
 def _pick_object(
     conn: sqlite3.Connection, scope: Scope, monitor_id: str, object_key: str | None
 ) -> str | list[str]:
@@ -114,6 +121,11 @@ def _pick_object(
     if object_key is not None:
         if object_key not in keys:
             listing = ", ".join(keys[:MAX_LISTED_KEYS]) if keys else "none yet"
+            if len(keys) > MAX_LISTED_KEYS:
+                listing += (
+                    f" and {len(keys) - MAX_LISTED_KEYS} more; `{every_object(monitor_id)}`"
+                    " lists them"
+                )
             raise AgentViewError(
                 f'Monitor {monitor_id} has no stored snapshot of object "{object_key}"'
                 f" (objects with snapshots: {listing})."
@@ -271,11 +283,15 @@ def snapshot_view(
     monitor_id: str,
     object_key: str | None,
     is_file_monitor: FileMonitorCheck,
+    *,
+    offset: int = 0,
 ) -> dict[str, Any]:
     """The latest stored snapshot of one object, or the object keys when ambiguous.
 
     An ambiguous answer carries ``objectKeys`` and no ``content``; the caller reports
-    it as an error (the verb never guesses which object was meant).
+    it as an error (the verb never guesses which object was meant). At most
+    :data:`MAX_SNAPSHOT_CHARS` characters are shown, from ``offset`` on; the answer says
+    how many are left and the offset that shows the next part.
     """
     _check_monitor(conn, scope, monitor_id, is_file_monitor)
     picked = _pick_object(conn, scope, monitor_id, object_key)
@@ -284,14 +300,24 @@ def snapshot_view(
     point = _latest(conn, scope, monitor_id, picked)
     assert point is not None  # the key was listed from stored snapshots
     content = point.content
+    if offset > len(content):
+        raise AgentViewError(
+            f"--offset {offset} is past the end of the snapshot of {picked!r}"
+            f" ({len(content)} characters)."
+        )
+    shown = content[offset : offset + MAX_SNAPSHOT_CHARS]
+    end = offset + len(shown)
     result: dict[str, Any] = {
         "monitorId": monitor_id,
         "objectKey": picked,
         "eventId": point.event_id,
         "capturedAt": iso_from_seconds(point.created_at),
         "contentChars": len(content),
-        "truncated": len(content) > MAX_SNAPSHOT_CHARS,
-        "content": content[:MAX_SNAPSHOT_CHARS],
+        "truncated": len(shown) < len(content),
+        "content": shown,
+        "offset": offset,
+        "remainingChars": len(content) - end,
+        "nextOffset": end if end < len(content) else None,
     }
     return result
 
@@ -321,8 +347,10 @@ def diff_view(
     *,
     from_point: str | None = None,
     to_point: str | None = None,
+    whole: bool = False,
 ) -> dict[str, Any]:
-    """The diff of one object between two stored points, as delivery computes it.
+    """The diff of one object between two stored points, as delivery computes it
+    (bounded as deliveries are, unless ``whole``).
 
     ``--to`` defaults to the latest snapshot; ``--from`` to the asking session's cursor
     (what it was last shown), or, with no session, to the snapshot before ``--to``.
@@ -354,7 +382,7 @@ def diff_view(
         from_json = previous.to_json("previous", None)
         baseline = previous.content
     strategy = _strategy(conn, to.event_id)
-    diff = build_diff(baseline, to.content, strategy)
+    diff = build_diff(baseline, to.content, strategy, whole=whole)
     return {
         "monitorId": monitor_id,
         "objectKey": key,
@@ -363,6 +391,7 @@ def diff_view(
         "strategy": JSON_DIFF_STRATEGY if strategy == JSON_DIFF_STRATEGY else "text",
         "changed": bool(diff),
         "diff": diff,
+        "whole": whole,
     }
 
 
@@ -397,10 +426,15 @@ def summary_view(
     monitor_id: str,
     object_key: str | None,
     is_file_monitor: FileMonitorCheck,
+    *,
+    limit: int = MAX_SUMMARY_OBJECTS,
+    show_all: bool = False,
 ) -> dict[str, Any]:
     """Cheap orientation per object: the latest event's facets and the session's counts.
 
     No snapshot text and no diff: those are what ``snapshot`` and ``diff`` are for.
+    At most ``limit`` objects, newest first (every one with ``show_all``); ``moreObjects``
+    counts the rest.
     """
     _check_monitor(conn, scope, monitor_id, is_file_monitor)
     where = " WHERE e.monitor_id = ? AND e.workspace_path IS ?"
@@ -430,12 +464,13 @@ def summary_view(
     rows = conn.execute(sql, ([session] if session is not None else []) + params).fetchall()
     if object_key is not None and not rows:
         raise AgentViewError(f'Monitor {monitor_id} has no stored event of object "{object_key}".')
-    objects = [_object_summary(conn, scope, monitor_id, row) for row in rows[:MAX_SUMMARY_OBJECTS]]
+    listed = rows if show_all else rows[:limit]
+    objects = [_object_summary(conn, scope, monitor_id, row) for row in listed]
     return {
         "monitorId": monitor_id,
         "sessionId": session,
         "objectCount": len(rows),
-        "moreObjects": max(0, len(rows) - MAX_SUMMARY_OBJECTS),
+        "moreObjects": len(rows) - len(listed),
         "objects": objects,
     }
 
