@@ -43,6 +43,12 @@ class DaemonOptions:
     db_path: str
     poll_ms: int = DEFAULT_POLL_MS
     reap_after_ms: int = DEFAULT_REAP_AFTER_MS
+    # ``(adapter, host session id)`` of the session whose ``session start`` spawned this
+    # daemon: registered before the first tick, so a failure that first check finds
+    # reaches it (docs/architecture.md, "The life of one event").
+    boot_session: tuple[str, str] | None = None
+    # ``verify``'s throwaway daemon runs only the monitor it proves.
+    only_monitor: str | None = None
 
 
 def tick_summary(result: TickResult, *, verb: str) -> str | None:
@@ -79,6 +85,8 @@ class Daemon:
             monitors_dir=options.monitors_dir,
             clock=self.clock,
         )
+        if options.only_monitor is not None:
+            self.runtime.only = frozenset({options.only_monitor})
         from agentmonitors.delivery.service import DeliveryService
 
         self.delivery = DeliveryService(self.db, self.clock)
@@ -345,6 +353,7 @@ class Daemon:
 
         loop = asyncio.get_running_loop()
         database_lock = await self._start_serving(loop)
+        self._open_boot_session()
         self.out(f"AgentMon daemon listening on {self.options.socket_path}")
         self._hints = FileHintWatcher(self._on_hint)
         serving = asyncio.create_task(self.server.serve_forever())
@@ -398,6 +407,27 @@ class Daemon:
             self.db.close()
             database_lock.release()
         return 0
+
+    def _open_boot_session(self) -> None:
+        """Register the session that booted this daemon, before anything is observed.
+
+        Its ``session start`` opens it again once the socket answers (a resume: same
+        row, same baseline); opening it here first is what puts the first tick's events
+        in it. Other sessions still join late and see only what comes after them.
+        """
+        if self.options.boot_session is None:
+            return
+        adapter, host_session_id = self.options.boot_session
+        try:
+            self.delivery.open_session(
+                host_session_id,
+                adapter=adapter,
+                workspace_path=self.options.workspace,
+                role="lead",
+            )
+        except (StoreError, ValueError) as error:
+            # The hook registers it a moment later anyway; only the first tick is lost.
+            log.warning("cannot register the booting session: %s", error)
 
     def check_store(self) -> bool:
         """Reopen the database when its file was deleted or replaced under the daemon.
