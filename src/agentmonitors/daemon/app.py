@@ -13,6 +13,7 @@ from typing import Any
 
 from agentmonitors.catalog.definitions import Definitions
 from agentmonitors.clock import Clock, SystemClock
+from agentmonitors.daemon.boot import open_boot_session
 from agentmonitors.daemon.channels import channel_attached
 from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.daemon.db_lock import DatabaseLock
@@ -118,6 +119,7 @@ class Daemon:
         from agentmonitors.daemon.agent_methods import agent_methods
         from agentmonitors.daemon.approvals import blocked_method
         from agentmonitors.daemon.delivery_methods import delivery_methods
+        from agentmonitors.daemon.holds_method import pacing_method
         from agentmonitors.daemon.watch_methods import watch_methods
 
         return {
@@ -140,6 +142,7 @@ class Daemon:
                 leased=self.delivery.reservations.leased,
             ),
             "monitor.blocked": blocked_method(self.runtime),
+            "monitor.pacing": pacing_method(self.runtime, self.db, self.clock),
             "stop": Method(self._m_stop, params()),
             "status": Method(self._m_status, params()),
             "history.list": Method(
@@ -353,7 +356,8 @@ class Daemon:
 
         loop = asyncio.get_running_loop()
         database_lock = await self._start_serving(loop)
-        self._open_boot_session()
+        if self.options.boot_session is not None:
+            open_boot_session(self.delivery, self.options.boot_session, self.options.workspace)
         self.out(f"AgentMon daemon listening on {self.options.socket_path}")
         self._hints = FileHintWatcher(self._on_hint)
         serving = asyncio.create_task(self.server.serve_forever())
@@ -407,27 +411,6 @@ class Daemon:
             self.db.close()
             database_lock.release()
         return 0
-
-    def _open_boot_session(self) -> None:
-        """Register the session that booted this daemon, before anything is observed.
-
-        Its ``session start`` opens it again once the socket answers (a resume: same
-        row, same baseline); opening it here first is what puts the first tick's events
-        in it. Other sessions still join late and see only what comes after them.
-        """
-        if self.options.boot_session is None:
-            return
-        adapter, host_session_id = self.options.boot_session
-        try:
-            self.delivery.open_session(
-                host_session_id,
-                adapter=adapter,
-                workspace_path=self.options.workspace,
-                role="lead",
-            )
-        except (StoreError, ValueError) as error:
-            # The hook registers it a moment later anyway; only the first tick is lost.
-            log.warning("cannot register the booting session: %s", error)
 
     def check_store(self) -> bool:
         """Reopen the database when its file was deleted or replaced under the daemon.
