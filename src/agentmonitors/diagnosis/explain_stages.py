@@ -223,7 +223,7 @@ def _materialization(ctx: _Context, observation: str, notify: str) -> dict[str, 
         return _stage(
             "materialization",
             "pending",
-            "No events yet — the notify stage is holding the observations.",
+            "No events yet — the monitor's notify pacing is holding the observations.",
             {"count": 0},
         )
     if latest is None or observation in ("pending", "failure"):
@@ -251,7 +251,9 @@ def _materialization(ctx: _Context, observation: str, notify: str) -> dict[str, 
     return _stage(
         "materialization",
         "failure",
-        f"No monitor_events rows exist for this monitor in this workspace although the latest "
-        f"observation was {latest.result}.",
+        "No event was stored for this monitor although its latest observation "
+        f"({latest.result}) reported changes. Restart the daemon (`agentmonitors daemon "
+        "stop`; the next session start starts it again) and, if it happens again, report it "
+        "with the output of `agentmonitors doctor --format json`.",
         {"count": 0},
     )
