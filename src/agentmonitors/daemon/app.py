@@ -46,7 +46,7 @@ class DaemonOptions:
     reap_after_ms: int = DEFAULT_REAP_AFTER_MS
     # ``(adapter, host session id)`` of the session whose ``session start`` spawned this
     # daemon: registered before the first tick, so a failure that first check finds
-    # reaches it (docs/architecture.md, "The life of one event").
+    # reaches it (docs/architecture.md, "Processes we start").
     boot_session: tuple[str, str] | None = None
     # ``verify``'s throwaway daemon runs only the monitor it proves.
     only_monitor: str | None = None

@@ -21,8 +21,8 @@ def open_boot_session(
     Its ``session start`` opens it again once the socket answers (a resume: same row,
     same baseline); opening it here first is what puts the first tick's events, a
     command failing from the start among them, in that session. Other sessions still
-    join late and see only what comes after them (docs/architecture.md, "The life of
-    one event").
+    join late and see only what comes after them (docs/architecture.md, "Processes we
+    start").
     """
     adapter, host_session_id = boot_session
     try:
