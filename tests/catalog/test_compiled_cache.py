@@ -329,7 +329,10 @@ def test_validate_prints_the_same_bytes_hit_or_miss(
     assert "urgnecy" in warnings and "timezon" in warnings and "colour" in warnings
     # The plugin's checks ran again on the hit, with the stored line lookup.
     plugin_error = next(item["error"] for item in report["errors"] if item["filePath"] == "plugin")
-    assert plugin_error == "watch.message: is required (line 2)"
+    assert plugin_error == (
+        'watch.message: is required; "mesage" is no key of this source: did you mean'
+        ' "message"? (line 2)'
+    )
 
 
 def test_a_hit_imports_neither_pydantic_nor_the_yaml_parser(

@@ -461,7 +461,7 @@ def test_projections_are_counted_per_lead_session(harness: Harness) -> None:
     delivery = stage(report, "delivery")
     assert delivery["status"] == "ok"
     assert delivery["reason"] == (
-        "Events are projected to 2 sessions (S1: unread 0, claimed 1, acknowledged 1;"
+        "Events reached 2 sessions (S1: unread 0, claimed 1, acknowledged 1;"
         " S2: unread 2, claimed 0, acknowledged 0)."
     )
     assert delivery["details"]["unread"] == 2
@@ -662,3 +662,36 @@ def test_offline_the_delivery_stage_names_each_sessions_hold_and_listeners(
     [entry] = stage(later, "delivery")["details"]["sessions"]
     assert entry["listeners"]["hook"]["listening"] is False
     assert "hook silent since " in entry["line"]
+
+
+def test_a_session_registered_in_the_events_second_is_a_late_joiner(harness: Harness) -> None:
+    fingerprint_monitor(harness)
+    harness.tick()
+    change_file(harness, "two, longer\n")
+    harness.clock.advance(30_000)
+    harness.tick()
+    # Timestamps are whole seconds: registered just after the event, in the same second.
+    harness.add_session("SAME", str(harness.workspace), harness.clock.now_ms())
+    delivery = stage(harness.explain("docs"), "delivery")
+    assert delivery["status"] == "pending"
+    assert "registered after the latest event" in delivery["reason"]
+
+
+def test_an_undelivered_event_is_explained_in_the_users_words(harness: Harness) -> None:
+    fingerprint_monitor(harness)
+    harness.add_session("S1", str(harness.workspace), START)
+    harness.tick()
+    change_file(harness, "two, longer\n")
+    harness.clock.advance(30_000)
+    harness.tick()
+    with harness.db.write() as conn:
+        conn.execute("DELETE FROM session_event_state")
+    report = harness.explain("docs")
+    delivery = stage(report, "delivery")
+    assert delivery["status"] == "failure"
+    assert delivery["reason"].startswith("None of the 1 registered session received")
+    assert "agentmonitors daemon stop" in delivery["reason"]
+    # No table names, no pipeline words a user cannot act on.
+    for reason in [item["reason"] for item in report["stages"]]:
+        for internal in ("session_event_state", "monitor_events", "projection", "materializ"):
+            assert internal not in reason, reason

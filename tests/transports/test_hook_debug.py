@@ -103,7 +103,7 @@ def test_a_high_event_inside_its_settle_window_is_held_not_nothing(
     message = held(lines, "high", "settle-window")
     assert "settle window" in message
     assert any("claim: null" in line for line in lines)
-    assert not any("no held events" in line for line in lines)
+    assert not any("no stored event is held" in line for line in lines)
 
     project.daemon.advance(16)
     quiet, _ = project.prompt("host-settle", "go on")
@@ -134,7 +134,7 @@ def test_a_claimed_reminder_is_already_claimed_then_coalesced_until_ack(
     project.ipc("events.ack", {"sessionId": session, "eventIds": [first]})
     out, lines = debug_prompt(project, "host-remind")
     assert "Monitored changes are pending" in out
-    assert any("no held events for this lifecycle right now" in line for line in lines)
+    assert any("no stored event is held for this lifecycle right now" in line for line in lines)
 
 
 def test_rows_leased_by_an_in_flight_reservation_are_reserved_in_flight(

@@ -10,9 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from agentmonitors.catalog.validation import one_per_mistake, watch_warnings
+from agentmonitors.catalog.validation import (
+    one_per_mistake,
+    scope_issues,
+    unknown_source,
+    watch_warnings,
+)
 from agentmonitors.monitor.policy import MonitorDefinition, UrgencyBand
-from agentmonitors.sources.base import SourceRegistry, validate_scope
+from agentmonitors.sources.base import SourceRegistry
 
 DEFAULT_WATCH_URGENCY = "normal"
 
@@ -56,10 +61,8 @@ def check_declaration(
     """
     source = registry.get(source_name)
     if source is None:
-        raise DeclarationError(
-            f'Unknown source "{source_name}". Available sources: {", ".join(registry.names())}'
-        )
-    problems = one_per_mistake([issue.render() for issue in validate_scope(source, scope)])
+        raise DeclarationError(unknown_source(source_name, registry))
+    problems = one_per_mistake([issue.render() for issue in scope_issues(source, scope)])
     if problems:
         raise DeclarationError(f'Invalid scope for source "{source_name}": {"; ".join(problems)}')
     refuse_credentials(scope)

@@ -5,14 +5,15 @@ One bad monitor never stops the others from being checked.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.discovery import ScanResult
-from agentmonitors.monitor.issues import LineLookup
+from agentmonitors.monitor.issues import Issue, LineLookup
 from agentmonitors.monitor.parse import ParseFailure, ParseOutcome
 from agentmonitors.monitor.policy import MonitorDefinition
+from agentmonitors.monitor.suggest import close_name, did_you_mean
 from agentmonitors.sources.base import (
     ModelSource,
     Source,
@@ -54,10 +55,44 @@ class ValidationReport:
         return not self.errors
 
 
+def unknown_source(name: str, registry: SourceRegistry) -> str:
+    """The message for a ``type:`` no registered source has, with the close name if any."""
+    names = registry.names()
+    return (
+        f'Unknown source "{name}".{did_you_mean(name, names)} Available sources: {", ".join(names)}'
+    )
+
+
 def _unknown_source(name: str, lines: LineLookup | None, registry: SourceRegistry) -> str:
     line = lines(("watch", "type")) if lines is not None else None
     at = f" (line {line})" if line is not None else ""
-    return f'Unknown source "{name}". Available sources: {", ".join(registry.names())}{at}'
+    return unknown_source(name, registry) + at
+
+
+def scope_issues(source: Source, config: Mapping[str, Any]) -> list[Issue]:
+    """``validate_scope``'s issues, a missing required key naming the misspelling of it.
+
+    ``pathz:`` for ``paths:`` is first an unknown key (a warning) and then a missing
+    required one (the error): the error is what the author reads, so it says which
+    authored key looks like the one missing.
+    """
+    issues = validate_scope(source, config)
+    known = {*(known_keys_for(source) or ()), "type", "interval"}
+    strays = [key for key in config if isinstance(key, str) and key not in known]
+    if not strays:
+        return issues
+    hinted = []
+    for issue in issues:
+        typo = None
+        if issue.message == "is required" and len(issue.path) == 1:
+            typo = close_name(str(issue.path[0]), strays)
+        if typo is None:
+            hinted.append(issue)
+            continue
+        wanted = issue.path[0]
+        message = f'is required; "{typo}" is no key of this source: did you mean "{wanted}"?'
+        hinted.append(Issue(issue.path, message))
+    return hinted
 
 
 def _under_watch(lines: LineLookup | None) -> LineLookup | None:
@@ -91,7 +126,7 @@ def watch_warnings(source: Source, config: dict[str, Any], lines: LineLookup | N
 
 
 def _watch_errors(source: Source, config: dict[str, Any], lines: LineLookup | None) -> list[str]:
-    return [issue.render(WATCH, _under_watch(lines)) for issue in validate_scope(source, config)]
+    return [issue.render(WATCH, _under_watch(lines)) for issue in scope_issues(source, config)]
 
 
 def one_per_mistake(messages: list[str]) -> list[str]:

@@ -47,6 +47,8 @@ def _daemon_options(
     socket: str | None,
     poll_ms: int,
     reap_after_ms: int,
+    boot_session: str | None = None,
+    only_monitor: str | None = None,
 ) -> Any:
     from agentmonitors.daemon.app import DaemonOptions
     from agentmonitors.paths import resolve_db_path, resolve_socket_path
@@ -62,7 +64,17 @@ def _daemon_options(
         db_path=resolve_db_path(workspace_path),
         poll_ms=poll_ms,
         reap_after_ms=reap_after_ms,
+        boot_session=_boot_session(boot_session),
+        only_monitor=only_monitor or None,
     )
+
+
+def _boot_session(value: str | None) -> tuple[str, str] | None:
+    """``ADAPTER:HOST_SESSION_ID`` as a pair; adapter names hold no colon."""
+    if not value:
+        return None
+    adapter, _, host_session_id = value.partition(":")
+    return (adapter, host_session_id) if adapter and host_session_id else None
 
 
 def _run_options(function: Any) -> Any:
@@ -104,6 +116,11 @@ def _check_numbers(poll_ms: int, reap_after_ms: int) -> str | None:
 @command.command("run", help="Run the daemon in the foreground (or --detach it).")
 @_run_options
 @click.option("--detach", is_flag=True, help="Start in the background and return.")
+# Set by `session start` when it boots the daemon: that session is registered before
+# the first tick (transports/session_hooks.py).
+@click.option("--boot-session", hidden=True)
+# Set by `verify`'s throwaway daemon: the one monitor it observes.
+@click.option("--only-monitor", hidden=True)
 def run(
     monitors_dir: str | None,
     workspace: str | None,
@@ -112,6 +129,8 @@ def run(
     reap_after_ms: int,
     log_path: str | None,
     detach: bool,
+    boot_session: str | None,
+    only_monitor: str | None,
 ) -> int:
     if not detach and log_path is None:
         # Output to a file is dated from its very first line, a bad flag's error too.
@@ -132,7 +151,9 @@ def run(
         log = setup_daemon_log(os.path.abspath(log_path) if log_path else None)
     except OSError as error:
         return report_error(f"cannot open the log {log_path}: {error}", False)
-    options = _daemon_options(monitors_dir, workspace, socket, poll_ms, reap_after_ms)
+    options = _daemon_options(
+        monitors_dir, workspace, socket, poll_ms, reap_after_ms, boot_session, only_monitor
+    )
     return _foreground(options, log)
 
 

@@ -162,8 +162,12 @@ def _load_for_test(path: str, as_json: bool) -> tuple[Any, Any, Any] | int:
     registry = load_registry(warn)
     source = registry.get(monitor.source_name)
     if source is None:
+        from agentmonitors.monitor.suggest import did_you_mean
+
+        names = registry.names()
+        close = did_you_mean(monitor.source_name, names)
         return report_error(
-            f'Unknown source: "{monitor.source_name}". Available: {", ".join(registry.names())}',
+            f'Unknown source: "{monitor.source_name}".{close} Available: {", ".join(names)}',
             as_json,
         )
     problems = [issue.render("watch") for issue in validate_scope(source, monitor.source_config)]

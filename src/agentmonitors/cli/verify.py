@@ -114,7 +114,7 @@ def command(
             trigger.file = auto_trigger(picked, workspace_path)
         except TriggerError as error:
             return _finish(setup_failure(picked.id, error.kind, str(error)), as_json)
-    daemon = _daemon_for(workspace_path, monitors_path, use_workspace_daemon)
+    daemon = _daemon_for(workspace_path, monitors_path, use_workspace_daemon, picked.id)
     if isinstance(daemon, str):
         return _finish(setup_failure(picked.id, "setup", daemon), as_json)
     progress = progress_for(picked.id)
@@ -141,12 +141,18 @@ def command(
     return _finish(result, as_json)
 
 
-def _daemon_for(workspace: str, monitors_dir: str, use_workspace_daemon: bool) -> Any:
-    """The daemon of the run, or a ``str`` saying why the workspace's cannot be used."""
+def _daemon_for(
+    workspace: str, monitors_dir: str, use_workspace_daemon: bool, monitor_id: str
+) -> Any:
+    """The daemon of the run, or a ``str`` saying why the workspace's cannot be used.
+
+    The throwaway daemon runs ``monitor_id`` alone; the workspace's runs them all, as
+    it does for its sessions.
+    """
     from agentmonitors.diagnosis.verify_daemon import IsolatedDaemon, WorkspaceDaemon
 
     if not use_workspace_daemon:
-        return IsolatedDaemon(workspace, monitors_dir)
+        return IsolatedDaemon(workspace, monitors_dir, monitor_id)
     from agentmonitors.paths import resolve_socket_path
     from agentmonitors.workspace import read_local_state
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from agentmonitors.catalog.definitions import Definitions
 from agentmonitors.clock import Clock, SystemClock
+from agentmonitors.daemon.boot import open_boot_session
 from agentmonitors.daemon.channels import channel_attached
 from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.daemon.db_lock import DatabaseLock
@@ -43,6 +44,12 @@ class DaemonOptions:
     db_path: str
     poll_ms: int = DEFAULT_POLL_MS
     reap_after_ms: int = DEFAULT_REAP_AFTER_MS
+    # ``(adapter, host session id)`` of the session whose ``session start`` spawned this
+    # daemon: registered before the first tick, so a failure that first check finds
+    # reaches it (docs/architecture.md, "Processes we start").
+    boot_session: tuple[str, str] | None = None
+    # ``verify``'s throwaway daemon runs only the monitor it proves.
+    only_monitor: str | None = None
 
 
 def tick_summary(result: TickResult, *, verb: str) -> str | None:
@@ -79,6 +86,8 @@ class Daemon:
             monitors_dir=options.monitors_dir,
             clock=self.clock,
         )
+        if options.only_monitor is not None:
+            self.runtime.only = frozenset({options.only_monitor})
         from agentmonitors.delivery.service import DeliveryService
 
         self.delivery = DeliveryService(self.db, self.clock)
@@ -110,6 +119,7 @@ class Daemon:
         from agentmonitors.daemon.agent_methods import agent_methods
         from agentmonitors.daemon.approvals import blocked_method
         from agentmonitors.daemon.delivery_methods import delivery_methods
+        from agentmonitors.daemon.holds_method import pacing_method
         from agentmonitors.daemon.watch_methods import watch_methods
 
         return {
@@ -132,6 +142,7 @@ class Daemon:
                 leased=self.delivery.reservations.leased,
             ),
             "monitor.blocked": blocked_method(self.runtime),
+            "monitor.pacing": pacing_method(self.runtime, self.db, self.clock),
             "stop": Method(self._m_stop, params()),
             "status": Method(self._m_status, params()),
             "history.list": Method(
@@ -345,6 +356,8 @@ class Daemon:
 
         loop = asyncio.get_running_loop()
         database_lock = await self._start_serving(loop)
+        if self.options.boot_session is not None:
+            open_boot_session(self.delivery, self.options.boot_session, self.options.workspace)
         self.out(f"AgentMon daemon listening on {self.options.socket_path}")
         self._hints = FileHintWatcher(self._on_hint)
         serving = asyncio.create_task(self.server.serve_forever())

@@ -29,6 +29,7 @@ from agentmonitors.diagnosis.doctor_transports import (
     pipeline_problems,
     transports,
 )
+from agentmonitors.diagnosis.watches import with_watches
 from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.store.database import Database, StoreError
 
@@ -287,12 +288,14 @@ def build_report(
     db: Database | None, registry: SourceRegistry, ctx: DoctorContext
 ) -> dict[str, Any]:
     """The ``doctor.report`` value (read-only; ``db`` may be None when none exists yet)."""
-    definitions = DefinitionCache(registry).load(ctx.workspace, ctx.monitors_dir)
+    cache = DefinitionCache(registry)
+    definitions = cache.load(ctx.workspace, ctx.monitors_dir)
     leads = _leads(db, ctx.workspace)
     checks = [_project_check(ctx.workspace), *_folder_checks(ctx.monitors_dir, definitions)]
     checks += [_daemon_check(ctx, leads), _lead_check(ctx, leads), hook_command_check()]
     checks += host_checks(leads)
-    readings = _readings(db, registry, definitions, ctx)
+    # The folder checks count the files; the readings cover the agents' watches too.
+    readings = _readings(db, registry, with_watches(definitions, cache, db, ctx.workspace), ctx)
     checks += [reading.check for reading in readings]
     expected = Expected(
         ctx.workspace, ctx.socket_path, ctx.home, ctx.data_root, ctx.version, ctx.wall_ms

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import Definitions
 from agentmonitors.catalog.trust import BLOCKED_REASON
+from agentmonitors.diagnosis.watches import watch_fix, watch_session
 from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.permit import approve_command
@@ -45,7 +46,7 @@ def _row(
     valid: bool,
     error: str | None = None,
 ) -> dict[str, Any]:
-    return {
+    row: dict[str, Any] = {
         "id": monitor_id,
         "sourceType": source,
         "urgency": urgency,
@@ -58,6 +59,11 @@ def _row(
         "lastEventAt": None,
         "delivery": {"unread": 0, "claimed": 0, "acknowledged": 0},
     }
+    declared_by = watch_session(monitor_id)
+    if declared_by is not None:
+        # An agent's watch, not a file: the session that declared it owns it.
+        row["declaredBySession"] = declared_by
+    return row
 
 
 def target_problem(monitor: MonitorDefinition, workspace: str) -> str | None:
@@ -289,11 +295,11 @@ def read_monitors(
             continue
         source = None if problem.source_name == "unknown" else problem.source_name
         row = _row(monitor_id, source, None, valid=False, error=problem.message)
-        check = _check(
-            f"monitor:{monitor_id}",
-            "fail",
-            f"invalid: {problem.message}",
-            f"fix {problem.file_path}, then run `agentmonitors validate`",
+        fix = (
+            f"fix {problem.file_path}, then run `agentmonitors validate`"
+            if problem.file_path
+            else watch_fix(monitor_id)
         )
+        check = _check(f"monitor:{monitor_id}", "fail", f"invalid: {problem.message}", fix)
         readings[monitor_id] = MonitorReading(row, check, [])
     return [readings[key] for key in sorted(readings)]

@@ -47,6 +47,7 @@ from agentmonitors.diagnosis.explain_stages import (
     _scheduling,
 )
 from agentmonitors.diagnosis.holds import DeliveryProbe
+from agentmonitors.diagnosis.watches import missing_watch_reason, watch_session, with_watches
 from agentmonitors.monitor.discovery import project_monitors_dir
 from agentmonitors.monitor.parse import monitor_id_for
 from agentmonitors.monitor.policy import MonitorDefinition
@@ -80,24 +81,39 @@ def _monitor_json(monitor_id: str, monitor: MonitorDefinition | None) -> dict[st
     }
 
 
+def block_of(monitor_id: str) -> dict[str, Any]:
+    return _monitor_json(monitor_id, None)
+
+
 def _problem_matches(problem: Problem, monitor_id: str) -> bool:
     return problem.monitor_id == monitor_id or monitor_id_for(problem.file_path) == monitor_id
 
 
 def _definition(
-    registry: SourceRegistry, workspace: str, monitors_dir: str | None, monitor_id: str
+    db: Database,
+    registry: SourceRegistry,
+    workspace: str,
+    monitors_dir: str | None,
+    monitor_id: str,
 ) -> tuple[dict[str, Any], MonitorDefinition | None, dict[str, Any]]:
-    """(definition stage, the runnable definition or None, the report's ``monitor`` block)."""
+    """(definition stage, the runnable definition or None, the report's ``monitor`` block).
+
+    The monitor files and the workspace's active watches alike: a watch is explained
+    as the tick runs it.
+    """
     cache = DefinitionCache(registry)
-    definitions = cache.load(workspace, monitors_dir)
+    definitions = with_watches(cache.load(workspace, monitors_dir), cache, db, workspace)
+    declared_by = watch_session(monitor_id)
     for monitor in definitions.runnable:
         if monitor.id == monitor_id:
-            stage = _stage(
-                "definition",
-                "ok",
-                "Monitor definition is valid.",
-                {"filePath": monitor.file_path, "sourceName": monitor.source_name},
-            )
+            what = "Monitor definition" if declared_by is None else "Watch declaration"
+            found: dict[str, Any] = {
+                "filePath": monitor.file_path,
+                "sourceName": monitor.source_name,
+            }
+            if declared_by is not None:
+                found["declaredBySession"] = declared_by
+            stage = _stage("definition", "ok", f"{what} is valid.", found)
             return stage, monitor, _monitor_json(monitor_id, monitor)
     for blocked in definitions.blocked:
         if blocked.monitor.id == monitor_id:
@@ -105,6 +121,10 @@ def _definition(
     problems = [
         problem for problem in definitions.problems if _problem_matches(problem, monitor_id)
     ]
+    if problems and declared_by is not None:
+        reason = f"The watch no longer runs: {problems[0].message}"
+        listed = {"problems": [{"message": problem.message} for problem in problems]}
+        return _stage("definition", "failure", reason, listed), None, block_of(monitor_id)
     if problems:
         first = problems[0]
         # The file parsed (it failed a later check, or is a duplicate): its name and
@@ -128,8 +148,11 @@ def _definition(
             ],
         }
         return _stage("definition", "failure", reason, details), None, block
+    if declared_by is not None:
+        reason = missing_watch_reason(monitor_id)
+        return _stage("definition", "failure", reason, {}), None, block_of(monitor_id)
     known_ids = sorted(
-        {monitor.id for monitor in definitions.runnable}
+        {monitor.id for monitor in definitions.runnable if watch_session(monitor.id) is None}
         | {problem.monitor_id for problem in definitions.problems if "/" not in problem.monitor_id}
     )
     folder = monitors_dir or project_monitors_dir(workspace)
@@ -177,7 +200,7 @@ def explain_monitor(
     ctx = _Context(
         db=db, monitor_id=monitor_id, workspace=workspace, now_ms=now_ms, runtime=runtime
     )
-    definition, monitor, block = _definition(registry, workspace, monitors_dir, monitor_id)
+    definition, monitor, block = _definition(db, registry, workspace, monitors_dir, monitor_id)
     ctx.monitor = monitor
     with db.read() as conn:
         ctx.state = queries.load_monitor_state(conn, monitor_id, workspace)

@@ -186,10 +186,10 @@ def _delivery(
             return _stage(
                 "delivery",
                 "healthy",
-                "Nothing to deliver — no event was materialized, as expected (not a bug).",
+                "Nothing to deliver — no event was stored, as expected (not a bug).",
                 details,
             )
-        reason = "Delivery has not started: no event has materialized yet."
+        reason = "Nothing to deliver yet: no event has been stored for this monitor."
         if not sessions:
             reason += f" {no_session}"
         return _stage("delivery", "pending", reason, details)
@@ -197,27 +197,11 @@ def _delivery(
         return _stage(
             "delivery",
             "pending",
-            f"{no_session} Events are projected only to lead sessions registered when they "
-            "materialize.",
+            f"{no_session} A session receives only the events stored after it registered.",
             details,
         )
     if not delivery.counts:
-        registered = min(int(ms_from_iso(session["createdAt"]) or 0) for session in sessions)
-        if latest_event.created_at * 1000 < registered:
-            return _stage(
-                "delivery",
-                "pending",
-                "Every lead session registered after the latest event; they receive this "
-                "monitor's next event.",
-                details,
-            )
-        return _stage(
-            "delivery",
-            "failure",
-            "No session_event_state projections exist for the materialized events although "
-            "lead sessions were registered.",
-            details,
-        )
+        return _undelivered(sessions, latest_event.created_at, details)
     totals = {
         key: sum(counts[key] for counts in delivery.counts.values())
         for key in ("unread", "claimed", "acknowledged", "suppressed")
@@ -228,11 +212,40 @@ def _delivery(
     summaries = "; ".join(
         _session_summary(session_id, counts) for session_id, counts in delivery.counts.items()
     )
-    reason = f"Events are projected to {_plural(len(delivery.counts), 'session')} ({summaries})."
+    reason = f"Events reached {_plural(len(delivery.counts), 'session')} ({summaries})."
     if delivery.interpret_suppressed:
         details["interpretSuppressed"] = delivery.interpret_suppressed
         reason += (
             f" Interpret suppressed {delivery.interpret_suppressed} as not substantive "
-            "(recorded per recipient)."
+            "(decided per session)."
         )
     return _stage("delivery", "ok", reason, details)
+
+
+def _undelivered(
+    sessions: list[SessionRecord], event_created_s: int, details: dict[str, Any]
+) -> dict[str, Any]:
+    """The stage when sessions exist but none received this monitor's events."""
+    at = iso_from_seconds(event_created_s)
+    registered_ms = min(int(ms_from_iso(session["createdAt"]) or 0) for session in sessions)
+    # Both times are whole seconds: a session registered in the event's second may have
+    # come just after it (a session start racing the first check of another's daemon).
+    if event_created_s * 1000 <= registered_ms:
+        return _stage(
+            "delivery",
+            "pending",
+            f"Every lead session registered after the latest event (stored at {at}): a "
+            "session receives only the events stored after it registered, so they get this "
+            "monitor's next event.",
+            details,
+        )
+    return _stage(
+        "delivery",
+        "failure",
+        f"None of the {_plural(len(sessions), 'registered session')} received this monitor's "
+        f"latest event (stored at {at}), although they were registered before it. Restart "
+        "the daemon (`agentmonitors daemon stop`; the next session start starts it again) "
+        "and, if it happens again, report it with the output of "
+        "`agentmonitors doctor --format json`.",
+        details,
+    )

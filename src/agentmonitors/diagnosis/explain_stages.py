@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentmonitors.clock import iso_from_ms, ms_from_iso
+from agentmonitors.clock import iso_from_ms
 from agentmonitors.diagnosis.explain_common import (
     IDLE_RESULTS,
     _Context,
@@ -16,6 +16,7 @@ from agentmonitors.diagnosis.explain_common import (
     _plural,
     _stage,
 )
+from agentmonitors.diagnosis.pacing import notify_hold
 from agentmonitors.monitor.cron import next_cron_fire_ms
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.runtime.human import human_wait
@@ -186,49 +187,12 @@ def _observation(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
 
 
 def _notify(ctx: _Context, monitor: MonitorDefinition) -> dict[str, Any]:
-    state = ctx.notify_state
-    now = ctx.now_ms
     authored = monitor.notify_as_authored()
     base: dict[str, Any] = {"strategy": authored.get("strategy") if authored else None}
-    held = pending_count(state)
-    debounce = state.get("pendingDebounce")
-    if isinstance(debounce, dict) and held:
-        due_text = str(debounce.get("dueAt", ""))
-        due_at = ms_from_iso(due_text)
-        overdue = due_at is None or due_at <= now
-        details = {**base, "kind": "debounce", "observations": held, "dueAt": due_text or None}
-        details["overdue"] = overdue
-        if overdue:
-            reason = (
-                f"The debounce settle window has elapsed; {_plural(held, 'held observation')} "
-                "flush on the next evaluation of this monitor."
-            )
-        else:
-            reason = f"Debounce is holding {_plural(held, 'observation')} until {due_text}."
-        return _stage("notify", "pending", reason, details)
-    rollup = state.get("pendingRollup")
-    if isinstance(rollup, dict) and held:
-        window = authored.get("window") if authored else None
-        timezone = (authored.get("timezone") if authored else None) or "UTC"
-        fires = _window_fire_ms(window, timezone, now) if isinstance(window, str) else None
-        details = {**base, "kind": "rollup", "observations": held, "window": window}
-        details["nextWindowAt"] = None if fires is None else iso_from_ms(fires)
-        when = f" (next at {iso_from_ms(fires)})" if fires is not None else ""
-        reason = (
-            f"Rollup is holding {_plural(held, 'observation')} until the next window "
-            f"'{window}'{when}."
-        )
-        return _stage("notify", "pending", reason, details)
-    until_text = state.get("suppressedUntil")
-    until = ms_from_iso(str(until_text)) if until_text is not None else None
-    if until is not None and until > now:
-        details = {**base, "kind": "throttle", "suppressedUntil": iso_from_ms(until)}
-        return _stage(
-            "notify",
-            "pending",
-            f"Throttle is dropping new observations until {iso_from_ms(until)}.",
-            details,
-        )
+    hold = notify_hold(ctx.notify_state, dict(authored) if authored else None, ctx.now_ms)
+    if hold is not None:
+        reason = hold.pop("reason")
+        return _stage("notify", "pending", reason, {**base, **hold})
     return _stage(
         "notify", "ok", "No debounce, rollup or throttle hold is active.", {**base, "held": 0}
     )
@@ -259,7 +223,7 @@ def _materialization(ctx: _Context, observation: str, notify: str) -> dict[str, 
         return _stage(
             "materialization",
             "pending",
-            "No events yet — the notify stage is holding the observations.",
+            "No events yet — the monitor's notify pacing is holding the observations.",
             {"count": 0},
         )
     if latest is None or observation in ("pending", "failure"):
@@ -287,15 +251,9 @@ def _materialization(ctx: _Context, observation: str, notify: str) -> dict[str, 
     return _stage(
         "materialization",
         "failure",
-        f"No monitor_events rows exist for this monitor in this workspace although the latest "
-        f"observation was {latest.result}.",
+        "No event was stored for this monitor although its latest observation "
+        f"({latest.result}) reported changes. Restart the daemon (`agentmonitors daemon "
+        "stop`; the next session start starts it again) and, if it happens again, report it "
+        "with the output of `agentmonitors doctor --format json`.",
         {"count": 0},
     )
-
-
-def _window_fire_ms(window: str, timezone: str, now: int) -> int | None:
-    """The rollup window's next firing: this minute's if it matches, else the next one."""
-    try:
-        return next_cron_fire_ms(window, timezone, now - now % 60_000 - 1)
-    except ValueError:
-        return None

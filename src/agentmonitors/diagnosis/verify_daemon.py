@@ -48,9 +48,14 @@ class IsolatedDaemon:
 
     keeps_running = False
 
-    def __init__(self, workspace: str, monitors_dir: str | None) -> None:
+    def __init__(
+        self, workspace: str, monitors_dir: str | None, monitor_id: str | None = None
+    ) -> None:
         self.workspace = workspace
         self.monitors_dir = monitors_dir
+        # The monitor being proved: the project's others are not run (their commands,
+        # requests and side effects are no part of this proof).
+        self.monitor_id = monitor_id
         self.folder = tempfile.mkdtemp(prefix="amv-")
         self.socket_path = os.path.join(self.folder, "d.sock")
         self.db_path = os.path.join(self.folder, "verify.db")
@@ -74,6 +79,8 @@ class IsolatedDaemon:
             "--log",
             self.log_path,
         ]
+        if self.monitor_id is not None:
+            args += ["--only-monitor", self.monitor_id]
         env = {**os.environ, "AGENTMONITORS_DB": self.db_path}
         with open(self.log_path, "wb") as log:
             # Its own session: a Ctrl-C at the terminal reaches verify, which then

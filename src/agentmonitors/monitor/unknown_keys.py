@@ -25,10 +25,12 @@ def nearest_key_hint(key: str, known: Iterable[str]) -> str:
     # Here, not at the top: only an unknown key needs it, and every parse imports this.
     import difflib
 
+    from agentmonitors.monitor.suggest import close_name
+
     choices = list(known)
-    close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
-    if close:
-        return f'did you mean "{close[0]}"?'
+    close = close_name(key, choices)
+    if close is not None:
+        return f'did you mean "{close}"?'
     ranked = sorted(choices, key=lambda choice: -difflib.SequenceMatcher(None, key, choice).ratio())
     return f'the nearest known key is "{ranked[0]}"' if ranked else "no keys are known here"
 

@@ -114,6 +114,9 @@ class Runtime:
         # tick awaits a source must not observe the same state twice (a change would
         # then be reported twice and the later state write would win).
         self._tick_lock: asyncio.Lock | None = None
+        # When set, only these monitors exist for this runtime: ``verify``'s throwaway
+        # daemon observes the one monitor it proves, never the project's others.
+        self.only: frozenset[str] | None = None
 
     # ------------------------------------------------------------------ tick
 
@@ -178,6 +181,8 @@ class Runtime:
         # After the sweeps: a watch whose session just went dormant is reaped and
         # must not be observed in this tick.
         definitions = self.ephemeral.merged(definitions, self.db, self.workspace, self.definitions)
+        if self.only is not None:
+            definitions = _restricted(definitions, self.only)
         if self.definitions.carried:
             # Best effort: an approval under the older key stays honoured until it is.
             with contextlib.suppress(OSError):
@@ -538,6 +543,15 @@ class Runtime:
         for monitor_id in [key for key in self._failures if key not in current]:
             if not any(problem.monitor_id == monitor_id for problem in definitions.problems):
                 del self._failures[monitor_id]
+
+
+def _restricted(definitions: Definitions, only: frozenset[str]) -> Definitions:
+    """``definitions`` with every monitor outside ``only`` left out."""
+    return Definitions(
+        runnable=tuple(monitor for monitor in definitions.runnable if monitor.id in only),
+        problems=tuple(problem for problem in definitions.problems if problem.monitor_id in only),
+        blocked=tuple(item for item in definitions.blocked if item.monitor.id in only),
+    )
 
 
 def _message(error: BaseException) -> str:

@@ -65,6 +65,7 @@ def debug_before_reserving(
     if session is None:
         return None
     reported = _debug_diagnosis(socket, str(session["id"]), lifecycle, debug)
+    _debug_pacing(socket, str(session["id"]), debug)
     waiting = blocked_monitor_ids(socket)
     if waiting:
         debug(f"blocked: awaiting-approval (never run until the user approves): {waiting}")
@@ -143,6 +144,30 @@ def no_session(host_session_id: str) -> None:
     )
 
 
+def _debug_pacing(socket: str, session_id: str, debug: Callable[[str], None]) -> None:
+    """The holds before an event exists: each monitor whose notify pacing (debounce,
+    rollup, throttle) keeps observations back from this session right now."""
+    from agentmonitors.daemon.client import DaemonError, call
+
+    try:
+        reply = call(socket, "monitor.pacing", {"sessionId": session_id})
+    except DaemonError as error:  # an older daemon has no such method
+        debug(f"pacing holds unavailable: {error}")
+        return
+    holds = reply.get("holds") if isinstance(reply, dict) else None
+    rows = [hold for hold in holds or [] if isinstance(hold, dict)]
+    if not rows:
+        debug("no monitor's notify pacing holds an observation back right now")
+    for hold in rows:
+        kind = hold.get("kind")
+        # Held observations become one event when the hold ends; throttled ones never do.
+        after = " No event exists until then." if kind in ("debounce", "rollup") else ""
+        debug(
+            f"held (pacing, {kind}): monitor {field(str(hold.get('monitorId')))}:"
+            f" {hold.get('reason', '')}{after}"
+        )
+
+
 def _find_session(
     socket: str, host_session_id: str, debug: Callable[[str], None]
 ) -> dict[str, Any] | None:
@@ -191,7 +216,7 @@ def _debug_diagnosis(
     )
     holds = [hold for hold in report.get("holds") or [] if isinstance(hold, dict)]
     if not holds:
-        debug("no held events for this lifecycle right now")
+        debug("no stored event is held for this lifecycle right now")
     for hold in holds:
         debug(f"held ({hold.get('urgency')}, {hold.get('reason')}): {hold.get('message', '')}")
     return {str(hold.get("reason")) for hold in holds}

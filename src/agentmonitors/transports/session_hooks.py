@@ -127,7 +127,10 @@ def session_start(payload: HookPayload, adapter: HostAdapter = CLAUDE_CODE) -> i
     # ours is ignored (said on stderr) and replaced below by the workspace's own.
     socket = fit_socket_path(workspace_socket(workspace, state, notice=notice_once))
     db = workspace_db(workspace, state, notice=notice_once)
-    failure = None if ping(socket) else _boot(workspace, socket, db, state.reap_after_ms)
+    # The daemon this start boots registers the session itself before its first check,
+    # so what that check finds (a command failing from the start) reaches this session.
+    booting = f"{adapter.name}:{payload.session_id}"
+    failure = None if ping(socket) else _boot(workspace, socket, db, state.reap_after_ms, booting)
     if failure is not None:
         from datetime import UTC, datetime
 
@@ -204,8 +207,13 @@ def approval_line(waiting: list[str]) -> str:
     )
 
 
-def _boot(workspace: str, socket: str, db: str, reap_after_ms: int) -> str | None:
+def _boot(
+    workspace: str, socket: str, db: str, reap_after_ms: int, boot_session: str | None = None
+) -> str | None:
     """Start a detached daemon for ``workspace`` and wait until it answers.
+
+    ``boot_session`` (``adapter:host session id``) is registered by the daemon before
+    its first tick.
 
     Returns None once it answers, else what went wrong: a daemon that exited says why
     in its log (a database that cannot be opened, say), and that line is the answer.
@@ -224,6 +232,8 @@ def _boot(workspace: str, socket: str, db: str, reap_after_ms: int) -> str | Non
         "--reap-after-ms",
         str(reap_after_ms),
     ]
+    if boot_session is not None:
+        argv += ["--boot-session", boot_session]
     from agentmonitors.daemon.spawn import spawn_daemon
     from agentmonitors.paths import neutral_cwd
 
