@@ -108,8 +108,8 @@ def test_the_first_change_after_a_baseline_carries_its_diff(clocked_project: Pro
 def test_an_ack_without_a_delivery_moves_the_diff_base(clocked_project: Project) -> None:
     project = clocked_project
     session = project.start_session("host-ack")
-    project.settled_change("second\n")
-    assert "+ 1: second" in delivered(project, "host-ack")  # shown: the base is "second"
+    shown = project.settled_change("second\n")
+    assert shown in delivered(project, "host-ack")  # shown: the base is "second"
 
     acked = project.settled_change("third\n")
     pending = project.settled_change("fourth\n")
@@ -129,8 +129,8 @@ def test_a_change_of_the_final_newline_or_line_endings_is_said_in_words(
 ) -> None:
     project = clocked_project
     session = project.start_session("host-layout")
-    project.settled_change("second\n")
-    assert "+ 1: second" in delivered(project, "host-layout")
+    shown = project.settled_change("second\n")
+    assert shown in delivered(project, "host-layout")
 
     project.settled_change("second")
     code, out, _ = cli(project, "diff", "notes", "--object", key(project), "--session", session)
@@ -146,3 +146,53 @@ def test_a_change_of_the_final_newline_or_line_endings_is_said_in_words(
     result = session_diff(project, session)
     assert result["diff"] == "~ line endings changed from CRLF to LF"
     assert "Changes:\n~ line endings changed from CRLF to LF" in delivered(project, "host-layout")
+
+
+DIGEST = """---
+watch:
+  type: file-fingerprint
+  globs: "digest/*.txt"
+urgency: normal
+---
+Read the digest.
+"""
+
+
+def test_a_reminder_is_not_seeing_the_change(clocked_project: Project) -> None:
+    project = clocked_project
+    folder = project.root / ".claude" / "monitors" / "digest"
+    folder.mkdir(parents=True)
+    (folder / "MONITOR.md").write_text(DIGEST)
+    (project.root / "digest").mkdir()
+    target = project.root / "digest" / "a.txt"
+    target.write_text("first\n")
+    session = project.start_session("host-reminded")
+    project.daemon.advance(31)
+    project.daemon.tick()  # baseline
+    target.write_text("second\n")
+    project.daemon.advance(31)
+    project.daemon.tick()
+    (event,) = [
+        row[0]
+        for row in project.daemon.query("SELECT id FROM monitor_events WHERE monitor_id = 'digest'")
+    ]
+    project.daemon.advance(31)
+    project.daemon.tick()
+
+    # The prompt gets the reminder: a count, not the change. The agent follows its
+    # advice and asks for the diff: the change is still there to see.
+    context = delivered(project, "host-reminded")
+    assert "Monitored changes are pending." in context and "second" not in context
+    assert project.states("host-reminded")[event] == "claimed"
+    result = cli_json(project, "diff", "digest", "--object", str(target), "--session", session)
+    assert (result["changed"], result["diff"]) == (True, "- 1: first\n+ 1: second")
+
+    # Acknowledged, it is seen; the next reminder again leaves the base where it was.
+    assert cli(project, "events", "ack", "--session", session)[0] == 0
+    target.write_text("third\n")
+    for _ in range(2):
+        project.daemon.advance(31)
+        project.daemon.tick()
+    assert "Monitored changes are pending." in delivered(project, "host-reminded")
+    result = cli_json(project, "diff", "digest", "--object", str(target), "--session", session)
+    assert (result["changed"], result["diff"]) == (True, "- 1: second\n+ 1: third")
