@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import CliResult
 from tests.security.hostile import RecordingServer, add_monitor, agentmonitors, once_json
+from tests.sources.test_incoming_changes import Repos
 from tests.waiting import wait_for
 
 Run = Callable[..., CliResult]
@@ -111,3 +112,21 @@ def test_the_snapshot_verb_names_a_baseline_as_such(project: Path) -> None:
     assert (body["content"], body["eventId"], body["baseline"]) == ("kept\n", None, True)
     text = agentmonitors(project, "snapshot", "poller", "--format", "text")
     assert "baseline (before any event)" in text.stdout
+
+
+def test_incoming_changes_first_change_is_a_diff(tmp_path: Path) -> None:
+    (tmp_path / "git").mkdir()
+    repos = Repos(tmp_path / "git")
+    ws = repos.ws
+    assert agentmonitors(ws, "init", "--enable-only").returncode == 0
+    add_monitor(
+        ws,
+        "upstream",
+        "---\nwatch:\n  type: incoming-changes\n  paths: ['docs/**']\n  interval: 1s\n---\nRead.\n",
+    )
+    assert agentmonitors(ws, "monitor", "approve", "--yes", "upstream").returncode == 0
+    assert once_json(ws)["emittedEventIds"] == []  # the baseline: a commit
+    repos.push("docs", docs__a_md="alpha 2\n")
+    repos.pull()
+    first_event(ws)
+    assert diff_json(ws, "upstream", "docs/a.md")["diff"] == "- 1: alpha\n+ 1: alpha 2"

@@ -351,8 +351,8 @@ def diff_view(
         if previous is None:
             raise AgentViewError(
                 f'"{key}" has no stored snapshot before {iso_from_seconds(to.created_at)}'
-                f" (event {to.event_id}): pass --session to diff from what that session was"
-                " shown, or --from."
+                f" (event {to.event_id}): pass --session to diff from what that session last"
+                " saw, or --from."
             )
         from_json = previous.to_json("previous", None)
         baseline = previous.content
