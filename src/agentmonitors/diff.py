@@ -44,17 +44,25 @@ def build_diff(previous: str, current: str, strategy: str | None, *, whole: bool
 
 
 def text_diff(previous: str, current: str, *, whole: bool = False) -> str:
-    """Changed lines by position: cheap, and stable when a snapshot only grows at the end."""
+    """Changed lines by position: cheap, and stable when a snapshot only grows at the end.
+
+    A change of line endings or of the final newline would show as lines that look
+    the same (a reader strips the carriage return, and an empty last line looks like
+    nothing): it is said in words instead, and the lines are compared without it.
+    """
+    notes = layout_notes(previous, current)
+    if notes:
+        previous, current = _plain_layout(previous), _plain_layout(current)
     old_lines = previous.split("\n")
     new_lines = current.split("\n")
-    out: list[str] = []
+    out: list[str] = [f"~ {note}" for note in notes]
     hidden = 0
     for i in range(max(len(old_lines), len(new_lines))):
         old = old_lines[i] if i < len(old_lines) else None
         new = new_lines[i] if i < len(new_lines) else None
         if old == new:
             continue
-        if len(out) >= MAX_TEXT_LINES and not whole:
+        if len(out) - len(notes) >= MAX_TEXT_LINES and not whole:
             # Counted, not rendered: the closing line says how many were left out.
             hidden += (old is not None) + (new is not None)
             continue
@@ -67,6 +75,37 @@ def text_diff(previous: str, current: str, *, whole: bool = False) -> str:
     return "\n".join(out) if whole else _cap_output("\n".join(out))
 
 
+def line_ending(text: str) -> str | None:
+    """``LF``, ``CRLF`` or ``mixed``: how the lines of ``text`` end; None without a line break."""
+    breaks = text.count("\n")
+    if not breaks:
+        return None
+    crlf = text.count("\r\n")
+    if crlf == breaks:
+        return "CRLF"
+    return "LF" if crlf == 0 else "mixed"
+
+
+def layout_notes(previous: str, current: str) -> list[str]:
+    """What changed in the line endings and the final newline, in words ([] when nothing)."""
+    if previous == current or not previous or not current:
+        return []
+    notes: list[str] = []
+    before, after = line_ending(previous), line_ending(current)
+    if before is not None and after is not None and before != after:
+        notes.append(f"line endings changed from {before} to {after}")
+    had, has = previous.endswith("\n"), current.endswith("\n")
+    if had != has:
+        notes.append("trailing newline " + ("added" if has else "removed"))
+    return notes
+
+
+def _plain_layout(text: str) -> str:
+    """``text`` with LF line endings and no final newline, for comparing lines alone."""
+    text = text.replace("\r\n", "\n")
+    return text[:-1] if text.endswith("\n") else text
+
+
 def json_diff(previous: str, current: str, *, whole: bool = False) -> str:
     """Structural changes between two JSON documents; the text diff when either is not JSON."""
     if previous == current:
@@ -75,7 +114,8 @@ def json_diff(previous: str, current: str, *, whole: bool = False) -> str:
         old = _parse(previous)
         new = _parse(current)
         if _equal(old, new):
-            return FORMATTING_ONLY
+            notes = layout_notes(previous, current)
+            return FORMATTING_ONLY + "".join(f"\n~ {note}" for note in notes)
         entries = _walk(old, new, "")
         lines = [_render(entry) for entry in (entries if whole else islice(entries, MAX_ENTRIES))]
         # Counting the rest walks them without rendering, which is the expensive part.

@@ -236,19 +236,23 @@ def test_net_collapse_delivers_the_endpoint_and_rediffs_it_from_the_cursor(world
             band=UrgencyBand("low", "high"),
         )
 
-    v0 = emit("low", "v0")  # baseline: the cursor starts here
+    # Nothing is stored before v0: the session has no version to diff from, so it gets
+    # no cursor (a cursor at v0 would call v0 itself "no difference").
+    v0 = emit("low", "v0")
     v1 = emit("low", "v1")
     v2 = emit("high", "v2")
     v3 = emit("high", "v3")
-    assert world.state(session, v3)["diff_text"] == "- 1: v0\n+ 1: v3"
-    # The low claim collapses v0 into v1 and moves the cursor to v1.
+    assert world.state(session, v3)["diff_text"] == "- 1: v2\n+ 1: v3"
+    assert world.rows("SELECT * FROM session_object_cursor WHERE session_id = ?", session) == []
+    # The low claim collapses v0 into v1; a reminder shows neither, so no base is set.
     assert world.service.claim(session, "turn-idle") is not None
     assert world.state(session, v0)["net_suppressed_at"] is not None
+    assert world.rows("SELECT * FROM session_object_cursor WHERE session_id = ?", session) == []
     world.advance(SETTLE)
     claim = world.service.claim(session, TI)
     assert event_ids(claim) == [v3]
-    assert claim is not None and claim["events"][0]["diffText"] == "- 1: v1\n+ 1: v3"
-    assert world.state(session, v3)["diff_text"] == "- 1: v1\n+ 1: v3"
+    # The catch-up span has no version the session saw to start from: no diff at all.
+    assert claim is not None and "diffText" not in claim["events"][0]
     suppressed = world.state(session, v2)
     assert suppressed["net_suppressed_at"] is not None
     assert suppressed["first_notified_at"] is not None
@@ -256,6 +260,33 @@ def test_net_collapse_delivers_the_endpoint_and_rediffs_it_from_the_cursor(world
     cursor = world.rows("SELECT * FROM session_object_cursor WHERE session_id = ?", session)
     assert [(c["baseline_snapshot_id"], c["baseline_content"]) for c in cursor] == [(v3, "v3")]
     assert world.service.hook_state(session)["unread"] == counts(low=1, high=1)
+
+
+def test_the_catch_up_diff_starts_at_what_the_session_saw_not_at_a_reminder(
+    world: World,
+) -> None:
+    session = world.session()
+
+    def emit(level: UrgencyLevel, text: str) -> str:
+        return world.emit(
+            salience=level,
+            title=text,
+            snapshot=text,
+            monitor="doc",
+            strategy="net",
+            object_key="doc.md",
+            band=UrgencyBand("low", "high"),
+        )
+
+    v0 = emit("high", "v0")
+    world.advance(SETTLE)
+    assert event_ids(world.service.claim(session, TI)) == [v0]  # shown: the base is v0
+    emit("low", "v1")
+    assert world.service.claim(session, "turn-idle") is not None  # a reminder, not shown
+    emit("high", "v2")
+    world.advance(SETTLE)
+    claim = world.service.claim(session, TI)
+    assert claim is not None and claim["events"][0]["diffText"] == "- 1: v0\n+ 1: v2"
 
 
 def test_incremental_events_are_never_collapsed(world: World) -> None:

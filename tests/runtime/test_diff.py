@@ -34,8 +34,21 @@ def test_text_diff_compares_by_position_not_by_longest_common_subsequence() -> N
 def test_text_diff_trailing_lines_added_and_removed() -> None:
     assert text_diff("a", "a\nb\nc") == "+ 2: b\n+ 3: c"
     assert text_diff("a\nb\nc", "a") == "- 2: b\n- 3: c"
-    assert text_diff("a", "a\n") == "+ 2: "
+    assert text_diff("a", "a\n") == "~ trailing newline added"
     assert text_diff("", "x") == "- 1: \n+ 1: x"
+
+
+def test_text_diff_says_what_changed_in_line_endings_and_the_final_newline() -> None:
+    assert text_diff("a\nb\n", "a\nb") == "~ trailing newline removed"
+    assert text_diff("a\nb\n", "a\r\nb\r\n") == "~ line endings changed from LF to CRLF"
+    assert text_diff("a\r\nb", "a\nb\r\n") == (
+        "~ line endings changed from CRLF to mixed\n~ trailing newline added"
+    )
+    # With a real change too: the words first, then the lines, without carriage returns.
+    assert text_diff("a\r\nb\r\n", "a\nc\n") == (
+        "~ line endings changed from CRLF to LF\n- 2: b\n+ 2: c"
+    )
+    assert json_diff('{"a": 1}', '{"a": 1}\n') == FORMATTING_ONLY + "\n~ trailing newline added"
 
 
 def test_text_diff_identical_is_empty() -> None:

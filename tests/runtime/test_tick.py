@@ -331,26 +331,31 @@ def test_lead_sessions_receive_projections_with_cursor_seeded(harness: Harness) 
                 (sid, sid, sid, role, workspace, *([START // 1000] * 4)),
             )
     harness.source.queue += [
+        ObservationResult(
+            baselines=[Observation(title="base", snapshot_text="v0", object_key="k")]
+        ),
         observed(Observation(title="v1", snapshot_text="v1", object_key="k")),
         observed(Observation(title="v2", snapshot_text="v2", object_key="k")),
     ]
-    harness.tick()
-    harness.clock.advance(1_000)
-    harness.tick()
+    for _ in range(3):
+        harness.tick()
+        harness.clock.advance(1_000)
     projected = harness.rows(
         "SELECT s.session_id, s.diff_text, e.title FROM session_event_state s"
         " JOIN monitor_events e ON e.id = s.event_id ORDER BY e.id, s.session_id"
     )
+    # The baseline's text is the first snapshot: the first change is a diff.
     assert projected == [
-        {"session_id": "S1", "diff_text": None, "title": "v1"},
-        {"session_id": "S4", "diff_text": None, "title": "v1"},
-        {"session_id": "S1", "diff_text": "- 1: v1\n+ 1: v2", "title": "v2"},
-        {"session_id": "S4", "diff_text": "- 1: v1\n+ 1: v2", "title": "v2"},
+        {"session_id": "S1", "diff_text": "- 1: v0\n+ 1: v1", "title": "v1"},
+        {"session_id": "S4", "diff_text": "- 1: v0\n+ 1: v1", "title": "v1"},
+        {"session_id": "S1", "diff_text": "- 1: v0\n+ 1: v2", "title": "v2"},
+        {"session_id": "S4", "diff_text": "- 1: v0\n+ 1: v2", "title": "v2"},
     ]
+    # Each recipient's cursor is what existed before its first event, not that event.
     cursors = harness.rows("SELECT session_id, baseline_content FROM session_object_cursor")
     assert sorted((row["session_id"], row["baseline_content"]) for row in cursors) == [
-        ("S1", "v1"),
-        ("S4", "v1"),
+        ("S1", "v0"),
+        ("S4", "v0"),
     ]
 
 
@@ -396,11 +401,21 @@ def test_object_tombstones_remove_the_objects_events_then_expire(harness: Harnes
     write_monitor(harness.workspace, "docs", "watch:\n  type: scripted\n  interval: 1s\n")
     insert_session(harness, "S1", START // 1000, str(harness.workspace))
     harness.source.queue.append(
+        ObservationResult(
+            baselines=[
+                Observation(title="scratch", snapshot_text="x0", object_key="/w/scratch"),
+                Observation(title="kept", snapshot_text="y0", object_key="/w/kept"),
+            ]
+        )
+    )
+    harness.source.queue.append(
         observed(
             Observation(title="scratch", snapshot_text="x", object_key="/w/scratch"),
             Observation(title="kept", snapshot_text="y", object_key="/w/kept"),
         )
     )
+    harness.tick()
+    harness.clock.advance(1_000)
     harness.tick()
     assert len(harness.rows("SELECT * FROM session_event_state")) == 2
     with harness.db.write() as conn:
@@ -415,7 +430,7 @@ def test_object_tombstones_remove_the_objects_events_then_expire(harness: Harnes
     assert len(harness.rows("SELECT * FROM session_event_state")) == 1
     assert [
         row["object_key"] for row in harness.rows("SELECT object_key FROM monitor_snapshots")
-    ] == ["/w/kept"]
+    ] == ["/w/kept", "/w/kept"]  # its baseline and its event's
     assert [
         r["object_key"] for r in harness.rows("SELECT object_key FROM session_object_cursor")
     ] == ["/w/kept"]

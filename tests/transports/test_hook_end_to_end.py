@@ -309,9 +309,10 @@ def test_resume_recap_shows_events_in_full_with_their_ack_line(project: Project)
         "AgentMon: monitored changes are pending — consider handling them before continuing.\n"
         f"When handled, acknowledge: agentmonitors events ack --session {session_id} --socket "
     )
-    # The first change after the baseline has no earlier snapshot, so no diff section.
+    # The baseline kept the file's text, so the first change after it carries its diff.
     assert context.rstrip().endswith(
-        f"File changed: {project.root}/notes/a.txt\n\nRead the changed note."
+        f"File changed: {project.root}/notes/a.txt\n\nRead the changed note.\n\n"
+        "Changes:\n- 1: first\n+ 1: recap me"
     )
     assert f"--event-ids {event['id']}" in context
     assert "### notes (normal)" in context

@@ -145,8 +145,9 @@ def rediffs(conn: sqlite3.Connection, session_id: str, view: CollapseView) -> di
             found[row.id] = creation_diff(row.event.snapshot_text)
             continue
         diff = rediff(conn, session_id, row)
-        if diff is not None:
-            found[row.id] = diff
+        # Without a cursor the session saw no version of the object: a diff from the
+        # survivor's own predecessor would be against one it was never shown.
+        found[row.id] = "" if diff is None else diff
     return found
 
 

@@ -133,6 +133,10 @@ class Decision:
     candidates: tuple[DeliveryRow, ...]
     is_recap: bool
     claim: DeliveryClaim
+    # The candidates whose change the claim shows (an event block, its diff): what the
+    # session has seen once it is written. A reminder only counts its rows, so the
+    # session's diff base stays where it was for them.
+    seen: tuple[DeliveryRow, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -211,13 +215,14 @@ def _turn_interruptible(
     if batch is not None:
         message = summarize(batch.shown)
         candidates = list(batch.candidates)
+        seen = tuple(candidates)
         claim = _claim(view, lifecycle, "delivery", "high", message, batch.summaries())
         if due:
             claim["message"] = f"{message}\n\n{REMINDER}"
             claim["coalescedReminder"] = REMINDER
             claim["coalescedNormalCount"] = len(normal)
             candidates += normal
-        return Decision(view.session_id, lifecycle, tuple(candidates), False, claim)
+        return Decision(view.session_id, lifecycle, tuple(candidates), False, claim, seen)
     if due and not view.claimable("high"):
         claim = _claim(view, lifecycle, "delivery", "normal", REMINDER, [])
         return Decision(view.session_id, lifecycle, tuple(normal), False, claim)
@@ -255,7 +260,8 @@ def _post_compact(conn: sqlite3.Connection, view: SessionView) -> Decision | Non
     events = [summary_json(row, diffs.get(row.id)) for row in shown]
     message = recap_message(view.session_id, shown, len(collapsed.delivered) - len(shown))
     claim = _claim(view, "post-compact", "recap", None, message, events)
-    return Decision(view.session_id, "post-compact", tuple(view.unread), True, claim)
+    seen = tuple(collapsed.rows_of(shown))
+    return Decision(view.session_id, "post-compact", tuple(view.unread), True, claim, seen)
 
 
 def decide(
@@ -281,6 +287,8 @@ def apply(conn: sqlite3.Connection, decision: Decision, now_ms: int) -> None:
     """Collapse, claim every candidate, and stamp a recap (inside the caller's transaction)."""
     candidates = list(decision.candidates)
     apply_collapse(conn, decision.session_id, candidates, now_ms)
-    states.mark_claimed(conn, decision.session_id, candidates, decision.lifecycle, now_ms)
+    states.mark_claimed(
+        conn, decision.session_id, candidates, decision.lifecycle, now_ms, decision.seen
+    )
     if decision.is_recap:
         stamp_recap(conn, decision.session_id, now_ms)

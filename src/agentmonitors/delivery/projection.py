@@ -60,32 +60,47 @@ def project_event(
             ).fetchone()
             if cursor is not None:
                 diff = build_diff(str(cursor[0]), artifact, strategy)
-            else:
+            elif previous_snapshot is not None:
                 # A new recipient starts from what existed before this event, so it
-                # hears about this change but nothing older.
-                if previous_snapshot is not None:
-                    diff = build_diff(previous_snapshot, artifact, strategy)
-                conn.execute(
-                    "INSERT INTO session_object_cursor (id, session_id, monitor_id, object_key,"
-                    " workspace_path, baseline_snapshot_id, baseline_content, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        new_id(now_ms),
-                        session_id,
-                        event.monitor_id,
-                        object_key,
-                        event.workspace_path,
-                        None if previous_snapshot is not None else event.id,
-                        previous_snapshot if previous_snapshot is not None else artifact,
-                        now_ms // 1000,
-                    ),
-                )
+                # hears about this change but nothing older. Without that text there
+                # is no version it saw: no cursor, rather than one at this event, which
+                # would make its diff of a change it never saw "no difference".
+                diff = build_diff(previous_snapshot, artifact, strategy)
+                if not _unseen_before(conn, session_id, event, object_key):
+                    conn.execute(
+                        "INSERT INTO session_object_cursor (id, session_id, monitor_id,"
+                        " object_key, workspace_path, baseline_snapshot_id, baseline_content,"
+                        " updated_at) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)",
+                        (
+                            new_id(now_ms),
+                            session_id,
+                            event.monitor_id,
+                            object_key,
+                            event.workspace_path,
+                            previous_snapshot,
+                            now_ms // 1000,
+                        ),
+                    )
         conn.execute(
             "INSERT INTO session_event_state (id, session_id, event_id, diff_text, created_at,"
             " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (new_id(now_ms), session_id, event.id, diff, event.created_at, event.created_at),
         )
     return recipients
+
+
+def _unseen_before(
+    conn: sqlite3.Connection, session_id: str, event: EventRow, object_key: str
+) -> bool:
+    """Whether the session holds an earlier, unacknowledged event of this object: what
+    existed before ``event`` is then newer than anything the session saw."""
+    row = conn.execute(
+        "SELECT 1 FROM session_event_state s CROSS JOIN monitor_events e ON e.id = s.event_id"
+        " WHERE s.session_id = ? AND s.acknowledged_at IS NULL AND e.monitor_id = ?"
+        " AND COALESCE(e.object_key, e.monitor_id) = ? AND e.workspace_path IS ? LIMIT 1",
+        (session_id, event.monitor_id, object_key, event.workspace_path),
+    ).fetchone()
+    return row is not None
 
 
 def _strategy(event: EventRow) -> str | None:

@@ -13,17 +13,19 @@ from collections.abc import Iterable, Sequence
 from agentmonitors.delivery.records import DeliveryRow
 from agentmonitors.delivery.unread import carry, unread_ids, unread_rows, version
 from agentmonitors.delivery.unread import chunks as _chunks
+from agentmonitors.diff import build_diff
 from agentmonitors.store.ids import new_id
+from agentmonitors.store.records import loads
 
 __all__ = [
     "acknowledge",
-    "advance_cursors",
     "band",
     "cursor_content",
     "cursor_object_key",
     "folded_unacknowledged",
     "mark_claimed",
     "mark_net_suppressed",
+    "move_diff_base",
     "pending",
     "pending_for_claim",
     "set_recipient_diff",
@@ -60,6 +62,9 @@ def acknowledge(
     otherwise, and they would stay claimed forever. A row acknowledged before keeps its
     first acknowledgement time.
 
+    Acknowledging is seeing: the session's diff base moves to what it acknowledged
+    (:func:`move_diff_base`), whichever path the acknowledgement came by.
+
     Returns the ids that were never projected to this session (so a caller can tell a
     typo from success) and how many of the given ids were unacknowledged until now.
     """
@@ -83,6 +88,10 @@ def acknowledge(
     _set_acknowledged(conn, session_id, _folded_behind(conn, session_id, ids), now)
     # Every given row is acknowledged now; the folded ones were never unread.
     carry(conn, before, session_id, gone=ids)
+    missing = set(unknown)
+    move_diff_base(
+        conn, session_id, [event_id for event_id in ids if event_id not in missing], now_ms
+    )
     return unknown, acknowledged
 
 
@@ -170,9 +179,12 @@ def mark_claimed(
     rows: Sequence[DeliveryRow],
     lifecycle: str,
     now_ms: int,
+    seen: Sequence[DeliveryRow] | None = None,
 ) -> None:
-    """Claim (never acknowledge) the rows, then advance the recipient's cursors.
+    """Claim (never acknowledge) the rows, then move the diff base to what was ``seen``.
 
+    ``seen`` are the rows whose change the delivery showed (all of ``rows`` when None);
+    a reminder claims rows it only counted, and the session has not seen those.
     ``first_notified_at`` keeps its first value on a re-claim (only its NULL-ness is read).
     """
     before = version(conn)
@@ -186,8 +198,9 @@ def mark_claimed(
             f" WHERE session_id = ? AND event_id IN ({marks})",
             (now, now, lifecycle, now, session_id, *chunk),
         )
-    advance_cursors(conn, session_id, rows, now_ms)
     carry(conn, before, session_id, changed=ids)
+    shown = rows if seen is None else seen
+    move_diff_base(conn, session_id, [row.id for row in shown], now_ms)
 
 
 def cursor_object_key(row: DeliveryRow) -> str:
@@ -195,37 +208,132 @@ def cursor_object_key(row: DeliveryRow) -> str:
     return row.event.object_key or row.event.monitor_id
 
 
-def advance_cursors(
-    conn: sqlite3.Connection, session_id: str, rows: Sequence[DeliveryRow], now_ms: int
+# The newest event of one object in a set, as (created_at, id): ids sort in time order.
+_Newest = dict[tuple[str, str, str], tuple[int, str]]
+
+
+def move_diff_base(
+    conn: sqlite3.Connection, session_id: str, event_ids: Sequence[str], now_ms: int
 ) -> None:
-    """Move each object's cursor to the artifact of the newest claimed event of it."""
-    newest: dict[tuple[str, str, str], DeliveryRow] = {}
-    for row in sorted(rows, key=lambda item: (item.event.created_at, item.id)):
-        if row.event.snapshot_text is None:
+    """The session has now seen these events (shown or acknowledged): its diff base moves.
+
+    For each object, the cursor (docs/architecture.md, "The delivery protocol": the base
+    of this session's diffs) moves forward to the newest of these events that carries a
+    snapshot, never back to an older one, and the diffs of the session's later rows of
+    that object that it has not been shown yet are taken again from there, so the next
+    delivery (and ``diff --session``) shows what changed since, and only that. Every
+    path that acknowledges or shows an event calls this one function. Runs inside the
+    caller's transaction; ``event_ids`` must be projected to this session.
+    """
+    newest: _Newest = {}
+    for chunk in _chunks(list(dict.fromkeys(event_ids))):
+        marks = ", ".join("?" for _ in chunk)
+        for event_id, monitor_id, key, workspace, created_at in conn.execute(
+            "SELECT id, monitor_id, COALESCE(object_key, monitor_id),"
+            " COALESCE(workspace_path, ''), created_at FROM monitor_events"
+            f" WHERE id IN ({marks}) AND snapshot_text IS NOT NULL",
+            chunk,
+        ):
+            place = (int(created_at), str(event_id))
+            found = newest.get((monitor_id, key, workspace))
+            if found is None or place > found:
+                newest[(monitor_id, key, workspace)] = place
+    if not newest:
+        return
+    before = version(conn)
+    rediffed: list[str] = []
+    for (monitor_id, key, workspace), place in newest.items():
+        if not _behind(conn, session_id, monitor_id, key, workspace, place):
             continue
-        key = (row.event.monitor_id, cursor_object_key(row), row.event.workspace_path or "")
-        newest[key] = row
-    conn.executemany(
-        "INSERT INTO session_object_cursor (id, session_id, monitor_id, object_key,"
-        " workspace_path, baseline_snapshot_id, baseline_content, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT (session_id, monitor_id, object_key, COALESCE(workspace_path, ''))"
-        " DO UPDATE SET baseline_snapshot_id = excluded.baseline_snapshot_id,"
-        " baseline_content = excluded.baseline_content, updated_at = excluded.updated_at",
-        [
+        row = conn.execute(
+            "SELECT snapshot_text, workspace_path FROM monitor_events WHERE id = ?", (place[1],)
+        ).fetchone()
+        content = str(row[0])
+        conn.execute(
+            "INSERT INTO session_object_cursor (id, session_id, monitor_id, object_key,"
+            " workspace_path, baseline_snapshot_id, baseline_content, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (session_id, monitor_id, object_key, COALESCE(workspace_path, ''))"
+            " DO UPDATE SET baseline_snapshot_id = excluded.baseline_snapshot_id,"
+            " baseline_content = excluded.baseline_content, updated_at = excluded.updated_at",
             (
                 new_id(now_ms),
                 session_id,
-                row.event.monitor_id,
-                cursor_object_key(row),
-                row.event.workspace_path,
-                row.event.id,
-                row.event.snapshot_text,
+                monitor_id,
+                key,
+                row[1],
+                place[1],
+                content,
                 now_ms // 1000,
-            )
-            for row in newest.values()
-        ],
-    )
+            ),
+        )
+        rediffed += _rediff_unseen(
+            conn, session_id, (monitor_id, key, workspace), place, content, now_ms
+        )
+    carry(conn, before, session_id, changed=rediffed)
+
+
+def _behind(
+    conn: sqlite3.Connection,
+    session_id: str,
+    monitor_id: str,
+    key: str,
+    workspace: str,
+    place: tuple[int, str],
+) -> bool:
+    """Whether the session's cursor of this object is older than ``place`` (or absent).
+
+    A cursor that names no event (a new recipient's, set to what existed before its
+    first event) or an event no longer stored is older than any event it was sent.
+    """
+    row = conn.execute(
+        "SELECT e.created_at, e.id FROM session_object_cursor c"
+        " LEFT JOIN monitor_events e ON e.id = c.baseline_snapshot_id"
+        " WHERE c.session_id = ? AND c.monitor_id = ? AND c.object_key = ?"
+        " AND COALESCE(c.workspace_path, '') = ?",
+        (session_id, monitor_id, key, workspace),
+    ).fetchone()
+    if row is None or row[0] is None:
+        return True
+    return (int(row[0]), str(row[1])) < place
+
+
+def _rediff_unseen(
+    conn: sqlite3.Connection,
+    session_id: str,
+    object_id: tuple[str, str, str],
+    place: tuple[int, str],
+    base: str,
+    now_ms: int,
+) -> list[str]:
+    """Take again, from ``base``, the diffs of the session's later rows of this object
+    that were neither shown nor acknowledged; their ids."""
+    monitor_id, key, workspace = object_id
+    rows = conn.execute(
+        # CROSS JOIN: from the session's unread rows (their own index), never from the
+        # monitor's whole history.
+        "SELECT e.id, e.snapshot_text, e.snapshot_metadata FROM session_event_state s"
+        " CROSS JOIN monitor_events e ON e.id = s.event_id"
+        " WHERE s.session_id = ? AND s.acknowledged_at IS NULL AND s.first_notified_at IS NULL"
+        " AND e.monitor_id = ? AND COALESCE(e.object_key, e.monitor_id) = ?"
+        " AND COALESCE(e.workspace_path, '') = ? AND e.snapshot_text IS NOT NULL"
+        " AND (e.created_at > ? OR (e.created_at = ? AND e.id > ?))",
+        (session_id, monitor_id, key, workspace, place[0], place[0], place[1]),
+    ).fetchall()
+    for event_id, text, metadata in rows:
+        snapshot = loads(metadata, {})
+        strategy = snapshot.get("strategy") if isinstance(snapshot, dict) else None
+        conn.execute(
+            "UPDATE session_event_state SET diff_text = ?, updated_at = ?"
+            " WHERE session_id = ? AND event_id = ?",
+            (
+                build_diff(base, str(text), strategy if isinstance(strategy, str) else None),
+                now_ms // 1000,
+                session_id,
+                event_id,
+            ),
+        )
+    return [str(row[0]) for row in rows]
 
 
 def cursor_content(conn: sqlite3.Connection, session_id: str, row: DeliveryRow) -> str | None:

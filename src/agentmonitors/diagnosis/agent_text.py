@@ -25,11 +25,13 @@ def _line(value: Any) -> str:
 def _point(point: Mapping[str, Any]) -> str:
     kind = point.get("kind")
     where = f"event {point.get('eventId')}" if point.get("eventId") else "no event"
+    if point.get("baseline"):
+        where = "the baseline"
     at = point.get("capturedAt")
     label = {
         "latest": "latest",
         "previous": "previous snapshot",
-        "session-baseline": "what this session was last shown",
+        "session-baseline": "what this session last saw (shown or acknowledged)",
         "event": "event",
         "time": f"at or before {point.get('point')}",
     }.get(str(kind), str(kind))
@@ -42,7 +44,7 @@ def render_snapshot(result: Mapping[str, Any], flags: str = "") -> str:
     """``flags`` are the options the command was run with (``--session``, ``--workspace``,
     ``--socket``), repeated in the command that shows the next part of a cut snapshot."""
     head = (
-        f"{_line(result['monitorId'])} · {_line(result['objectKey'])} · event {result['eventId']}"
+        f"{_line(result['monitorId'])} · {_line(result['objectKey'])} · {_origin(result)}"
         f" · captured {result['capturedAt']}"
     )
     text = clean_block(str(result["content"]))
@@ -61,6 +63,12 @@ def render_snapshot(result: Mapping[str, Any], flags: str = "") -> str:
         )
         tail = f"\n\n… {remaining} more characters; `{command}` shows the next part"
     return head + "\n\n" + text + tail
+
+
+def _origin(result: Mapping[str, Any]) -> str:
+    """Which event a stored version came with, or that it was kept from the baseline."""
+    event = result.get("eventId")
+    return f"event {event}" if event else "baseline (before any event)"
 
 
 def render_diff(result: Mapping[str, Any]) -> str:

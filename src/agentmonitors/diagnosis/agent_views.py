@@ -155,7 +155,9 @@ class _Point:
         return {
             "kind": kind,
             "point": point,
-            "eventId": self.event_id,
+            # A snapshot kept from a baseline came with no event.
+            "eventId": self.event_id or None,
+            "baseline": not self.event_id,
             "capturedAt": iso_from_seconds(self.created_at),
         }
 
@@ -310,7 +312,8 @@ def snapshot_view(
     result: dict[str, Any] = {
         "monitorId": monitor_id,
         "objectKey": picked,
-        "eventId": point.event_id,
+        "eventId": point.event_id or None,
+        "baseline": not point.event_id,
         "capturedAt": iso_from_seconds(point.created_at),
         "contentChars": len(content),
         "truncated": len(shown) < len(content),
@@ -353,7 +356,7 @@ def diff_view(
     (bounded as deliveries are, unless ``whole``).
 
     ``--to`` defaults to the latest snapshot; ``--from`` to the asking session's cursor
-    (what it was last shown), or, with no session, to the snapshot before ``--to``.
+    (what it last saw: shown or acknowledged), or, with no session, to the snapshot before ``--to``.
     """
     _check_monitor(conn, scope, monitor_id, is_file_monitor)
     key = _pick_object(conn, scope, monitor_id, object_key)
@@ -376,8 +379,8 @@ def diff_view(
         if previous is None:
             raise AgentViewError(
                 f'"{key}" has no stored snapshot before {iso_from_seconds(to.created_at)}'
-                f" (event {to.event_id}): pass --session to diff from what that session was"
-                " shown, or --from."
+                f" (event {to.event_id}): pass --session to diff from what that session last"
+                " saw, or --from."
             )
         from_json = previous.to_json("previous", None)
         baseline = previous.content
@@ -406,8 +409,9 @@ def _session_baseline(
     ).fetchone()
     if cursor is None:
         raise AgentViewError(
-            f'Session {scope.session_id} has no baseline for "{key}" of {monitor_id} (it was'
-            " never told of this object): pass --from with an event id or an ISO-8601 time."
+            f'Session {scope.session_id} has seen no version of "{key}" of {monitor_id} (it'
+            " was never shown or told of a change of it with a stored version before it):"
+            " pass --from with an event id or an ISO-8601 time."
         )
     return str(cursor[1]), {
         "kind": "session-baseline",

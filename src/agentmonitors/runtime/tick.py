@@ -387,6 +387,11 @@ class Runtime:
                 state_token=outcome.state_token if kept or outcome.has_next_state else None,
             )
             self._history(monitor, verdict, {"observed": observed, "emitted": emitted}, now, conn)
+            if outcome.baselines:
+                # Here, not at the top: only a first observation has baselines to keep.
+                from agentmonitors.runtime.materialize import keep_baselines
+
+                keep_baselines(conn, monitor, outcome.baselines, self.workspace, now)
             self._materialize_all(monitor, paced.emitted, now, result, conn)
         result.wake_at(pacing_due_ms(monitor.frontmatter.notify, paced.state, now))
 

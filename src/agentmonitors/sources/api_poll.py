@@ -219,7 +219,15 @@ async def _observe_url(
         and _changed(strategy, previous, next_state)
     ):
         observations.append(_response_observation(identity, shown, strategy, response))
-    return ObservationResult(observations=observations, next_state=next_state, warnings=warnings)
+    # A first answer is kept as the snapshot the first change is diffed against.
+    baselines = (
+        [_response_observation(identity, shown, strategy, response)]
+        if not _has_baseline(previous) and strategy != "status-code"
+        else []
+    )
+    return ObservationResult(
+        observations=observations, next_state=next_state, warnings=warnings, baselines=baselines
+    )
 
 
 def _response_observation(
@@ -295,7 +303,14 @@ async def _observe_composite(
     previous = context.previous_state
     next_state = {"composite": rendered}
     if not isinstance(previous, Mapping) or not isinstance(previous.get("composite"), str):
-        return ObservationResult(next_state=next_state)
+        # The first rendering is kept as the snapshot the first change is diffed against.
+        first = Observation(
+            title=composite.title or f"Composite snapshot: {composite.object_key}",
+            snapshot_text=rendered,
+            snapshot={"objectKey": composite.object_key, "partCount": len(composite.parts)},
+            object_key=composite.object_key,
+        )
+        return ObservationResult(next_state=next_state, baselines=[first])
     if previous["composite"] == rendered:
         return ObservationResult(next_state=next_state)
     title = composite.title or f"Composite snapshot: {composite.object_key}"

@@ -274,7 +274,24 @@ class CommandPollSource(ModelSource):
                     change_kind="modified",
                 )
             )
-        return ObservationResult(observations=observations, next_state=state)
+        baselines = []
+        if not baselined:
+            # The output this first run saw, kept as the snapshot the first change is
+            # diffed against (bounded as a change's output is).
+            baselines.append(
+                Observation(
+                    title=f"Baseline: {shown}",
+                    snapshot_text=outcome.stdout,
+                    snapshot={
+                        "command": list(parsed.command),
+                        "exitCode": outcome.exit_code,
+                        "stdoutLength": len(outcome.stdout),
+                        "strategy": detection.strategy,
+                    },
+                    object_key=object_key,
+                )
+            )
+        return ObservationResult(observations=observations, next_state=state, baselines=baselines)
 
 
 # The observation's time, in whole seconds since the epoch, for a command whose output

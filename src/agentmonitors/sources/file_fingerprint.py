@@ -21,7 +21,9 @@ state is not even read (docs/architecture.md, "Speed").
 
 Files are hashed in chunks, so memory does not grow with a file's size; a changed
 file's text (its snapshot, from which diffs are made) is kept only up to
-:data:`SNAPSHOT_CAP_BYTES`.
+:data:`SNAPSHOT_CAP_BYTES`. The first observation hands back each file's text as its
+baseline (``ObservationResult.baselines``), within the same cap and a total of
+:data:`BASELINE_TEXT_BUDGET_BYTES`, so a file's first change is shown as a diff.
 """
 
 from __future__ import annotations
@@ -64,6 +66,10 @@ CHUNK_BYTES = MIB
 # only up to this size; above it the change is reported without a diff, since a diff
 # of megabytes would be cut for the agent anyway and each snapshot lives in the store.
 SNAPSHOT_CAP_BYTES = MIB
+# A baseline keeps each file's text (within SNAPSHOT_CAP_BYTES) as its first snapshot,
+# so the first change of a file is shown as a diff; this bounds the sum of those texts,
+# in memory and in the store. Files past it are baselined by hash alone, as before.
+BASELINE_TEXT_BUDGET_BYTES = 16 * SNAPSHOT_CAP_BYTES
 
 LABELS: dict[ChangeKind, str] = {
     "created": "File created",
@@ -184,6 +190,7 @@ class FileFingerprintSource(ModelSource):
         unchanged = previous is not None and fingerprints == previous and stats == stored
         return ObservationResult(
             observations=observations,
+            baselines=[] if previous is not None else _baselines(fingerprints, contents),
             next_state=KEEP_STATE if unchanged else {"fingerprints": fingerprints, "stats": stats},
             outcome="no-files-matched" if not files and not observations else None,
             warnings=warnings,
@@ -205,6 +212,8 @@ class FileFingerprintSource(ModelSource):
         stats: dict[str, Any] = {}
         contents: dict[str, bytes | None] = {}
         known_hashes = previous if previous is not None else {}
+        # A baseline keeps texts up to the budget; a later call only a changed file's.
+        budget = BASELINE_TEXT_BUDGET_BYTES if previous is None else 0
         for path, info in files.items():
             known = known_hashes.get(path)
             key = stored.get(path)
@@ -220,13 +229,18 @@ class FileFingerprintSource(ModelSource):
                 stats[path] = key
                 continue
             started_ns = self._wall_clock_ns()
-            # The text is only needed for a change against a known baseline.
-            sha, data = _digest(real.get(path, path), keep_text=previous is not None)
+            # The text is needed for a change against a known baseline, and for the
+            # baseline itself while its budget lasts.
+            keep = previous is not None or info.st_size <= min(budget, SNAPSHOT_CAP_BYTES)
+            sha, data = _digest(real.get(path, path), keep_text=keep)
             fingerprints[path] = sha
             if _settled(info, started_ns):
                 stats[path] = _stat_key(info)
             if previous is not None and known != sha:
                 contents[path] = data
+            elif previous is None and data is not None:
+                contents[path] = data
+                budget -= len(data)
         return fingerprints, stats, contents
 
 
@@ -357,6 +371,22 @@ def _present(
         query_scope={"filePath": path},
         change_kind=kind,
     )
+
+
+def _baselines(
+    fingerprints: Mapping[str, str], contents: Mapping[str, bytes | None]
+) -> list[Observation]:
+    """What the baseline saw of each text file it kept, as its first snapshot."""
+    return [
+        Observation(
+            title=f"Baseline: {path}",
+            snapshot={"filePath": path, "currentHash": fingerprints[path]},
+            snapshot_text=data.decode("utf-8", errors="replace"),
+            object_key=path,
+        )
+        for path, data in contents.items()
+        if data is not None and b"\0" not in data
+    ]
 
 
 def _absent(path: str, kind: ChangeKind, previous: Any) -> Observation:

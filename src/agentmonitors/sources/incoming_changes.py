@@ -183,8 +183,33 @@ async def _observe(
         async with gate:
             return await _observation(repo, entry, previous, current)
 
+    async def before(entry: git_refs.DiffEntry) -> Observation | None:
+        async with gate:
+            return await _version_before(repo, entry, previous)
+
     observations = list(await asyncio.gather(*(build(entry) for entry in entries)))
-    return ObservationResult(observations, next_state=next_state, warnings=warnings)
+    # The baseline is a commit, not the text of each file: the version a changed file
+    # had at the last seen commit is handed back as its baseline, so the runtime diffs
+    # its first change against it (it keeps one only where it has no equal snapshot).
+    found = await asyncio.gather(*(before(entry) for entry in entries))
+    baselines = [item for item in found if item is not None]
+    return ObservationResult(
+        observations, next_state=next_state, warnings=warnings, baselines=baselines
+    )
+
+
+async def _version_before(
+    repo: str, entry: git_refs.DiffEntry, from_ref: str
+) -> Observation | None:
+    """A modified file's text at ``from_ref``, as its baseline; None for the others."""
+    if change_kind(entry.status) != "modified":
+        return None
+    source = entry.previous_path if entry.previous_path is not None else entry.path
+    text = await git_refs.blob_text(repo, from_ref, source)
+    if text is None:
+        return None
+    path = entry.path.decode("utf-8", "replace")
+    return Observation(title=f"Baseline: {path}", snapshot_text=text, object_key=path)
 
 
 def change_kind(status: str) -> ChangeKind:

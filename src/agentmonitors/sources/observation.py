@@ -88,6 +88,12 @@ class ObservationResult:
     # reading it. None stores no token; the store drops a token whenever the state
     # it came with is rewritten without one.
     state_token: str | None = None
+    # What a first observation saw of each object it took as its baseline, shaped like
+    # the observation a change of that object would make (``snapshot_text``,
+    # ``snapshot``, ``object_key``). Never delivered: the runtime keeps each as the
+    # object's first snapshot, so the first change after a baseline is shown as a diff.
+    # Texts are bounded as a change's snapshot is.
+    baselines: list[Observation] = field(default_factory=list)
 
     @property
     def has_next_state(self) -> bool:
