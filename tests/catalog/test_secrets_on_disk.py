@@ -97,8 +97,7 @@ def test_a_url_password_reaches_the_server_and_no_file_we_write(
     monitor = add_monitor(
         root,
         "status",
-        # api-poll's shortest interval.
-        f"watch:\n  type: api-poll\n  url: {credentialed_url(server)}\n  interval: 10s\n",
+        f"watch:\n  type: api-poll\n  url: {credentialed_url(server)}\n  interval: 1s\n",
     )
     add_monitor(root, "notes", 'watch:\n  type: file-fingerprint\n  globs: "notes/*.txt"\n')
     assert run_cli("monitor", "approve", "--yes", "--all").code == 0
@@ -127,7 +126,7 @@ def test_a_url_password_reaches_the_server_and_no_file_we_write(
         code, _out, err = hook(["session", "start"], payload, root)
         assert code == 0, err
         # The booted daemon's own ticks fetch with the same credentials.
-        wait_for(lambda: len(server.header_values("Authorization")) >= 2, timeout=30)
+        wait_for(lambda: len(server.header_values("Authorization")) >= 3, timeout=30)
         prompt = {**payload, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}
         assert hook(["hook", "deliver"], prompt, root)[0] == 0
         end = {**payload, "hook_event_name": "SessionEnd", "reason": "other"}

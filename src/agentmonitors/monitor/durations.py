@@ -32,9 +32,7 @@ def _split(value: str) -> tuple[int, int]:
 def duration_ms(value: str) -> int:
     """Milliseconds in ``value``; ``ValueError`` in the runtime's wording otherwise."""
     if not is_duration(value):
-        raise ValueError(
-            f'Invalid duration: "{value}". Expected format: <number><ms|s|m|h|d>'
-        )
+        raise ValueError(f'Invalid duration: "{value}". Expected format: <number><ms|s|m|h|d>')
     number, unit_ms = _split(value)
     return number * unit_ms
 

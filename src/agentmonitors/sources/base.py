@@ -118,9 +118,8 @@ class ModelSource(SourceTraits):
 
     @cached_property
     def scope_schema(self) -> Mapping[str, Any]:
-        from agentmonitors.sources.base_config import draft07_schema
-
         from agentmonitors.monitor.durations import human_floor
+        from agentmonitors.sources.base_config import draft07_schema
 
         schema = draft07_schema(self.config_model)
         schema.setdefault("description", self.description)

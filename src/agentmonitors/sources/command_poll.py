@@ -127,8 +127,8 @@ class CommandPollSource(ModelSource):
     name = "command-poll"
     description = "Runs a command on an interval and reports when its output or exit code changes."
     stateful = True
-    # A command runs a process each time: 5 s at the least.
-    min_interval_ms = 5_000
+    # A process per run: once a second at most (a test of a file, a cheap status).
+    min_interval_ms = 1_000
     config_model_ref = "agentmonitors.sources.command_poll_config:CommandPollConfig"
     scaffold_seeds: ClassVar[Mapping[str, str]] = {"command": "command"}
 
