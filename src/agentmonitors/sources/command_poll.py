@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -370,8 +371,17 @@ def _cut_marker(left_out: int) -> str:
 
 
 def _last_line(text: str) -> str:
+    """The line of stderr that best says why, for one-line listings: the first that
+    names an error (``fatal: ...``, ``error: ...``; the root cause usually comes
+    first), else the last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""
+    if not lines:
+        return ""
+    marked = [line for line in lines if _ERROR_WORDS.search(line)]
+    return (marked[0] if marked else lines[-1])[:200]
+
+
+_ERROR_WORDS = re.compile(r"\b(fatal|error|failed|cannot|denied|not found)\b", re.IGNORECASE)
 
 
 # The observation's time, in whole seconds since the epoch, for a command whose output
