@@ -5,6 +5,7 @@ than the monitor's interval; intervals have floors. Driven through the installed
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -37,6 +38,15 @@ def cli_ok(root: Path, *args: str) -> str:
 def cli_json(root: Path, *args: str) -> tuple[int, dict[str, Any], str]:
     done = agentmonitors(root, *args, "--format", "json")
     return done.returncode, json.loads(done.stdout), done.stderr
+
+
+def observe_once(root: Path, monitor_id: str) -> None:
+    """``daemon once --force`` until it observes ``monitor_id`` (a 1 s interval that the
+    last run began may not be over yet: history keeps whole seconds)."""
+    for _ in range(40):
+        if monitor_id in once_json(root)["evaluatedMonitors"]:
+            return
+    raise AssertionError(f"{monitor_id} was never observed")
 
 
 def check_of(report: dict[str, Any], monitor_id: str) -> dict[str, Any]:
@@ -156,13 +166,13 @@ def test_a_program_gone_after_an_ack_is_failing_until_it_runs_again(project: Pat
         f"---\nwatch:\n  type: command-poll\n  command: ['{tool}']\n  interval: 1s\n---\nAct.\n",
     )
     cli_ok(project, "monitor", "approve", "--yes", "status")
-    once_json(project)
+    observe_once(project, "status")
     _code, doctor, _ = cli_json(project, "doctor")
     assert check_of(doctor, "status")["status"] == "pass"
 
     tool.unlink()  # the program is gone: every run fails
     for _ in range(2):  # the second run emits nothing, and is still a failure
-        once_json(project)
+        observe_once(project, "status")
         _code, doctor, _ = cli_json(project, "doctor")
         check = check_of(doctor, "status")
         assert check["status"] == "fail"
@@ -172,7 +182,7 @@ def test_a_program_gone_after_an_ack_is_failing_until_it_runs_again(project: Pat
 
     tool.write_text("#!/bin/sh\necho ok\n")
     tool.chmod(0o755)
-    once_json(project)
+    observe_once(project, "status")
     _code, doctor, _ = cli_json(project, "doctor")
     assert check_of(doctor, "status")["status"] == "pass"
     _code, explained, _ = cli_json(project, "monitor", "explain", "status")
@@ -189,6 +199,8 @@ def test_daemon_once_never_retries_a_failure_sooner_than_its_interval(project: P
         f"---\nwatch:\n  type: api-poll\n  url: http://127.0.0.1:{closed_port()}/x\n"
         "  interval: 1m\n---\nAct.\n",
     )
+    # Written a while ago: an edit after the failure would end its wait (it may be the fix).
+    os.utime(project / ".claude/monitors/status/MONITOR.md", (1_000_000_000, 1_000_000_000))
     cli_ok(project, "monitor", "approve", "--yes", "status")
     first = once_json(project)
     assert [item["monitorId"] for item in first["erroredObservations"]] == ["status"]
