@@ -64,10 +64,12 @@ def test_a_daemon_reports_a_signed_out_gh_at_once_then_ages_out_a_merge(
     daemon.advance(SETTLE_S)
     daemon.tick()
     events = events_since(daemon)
+    # The summary says why; the body leads with the stderr that says what to do.
     assert sorted((e["monitor_id"], e["summary"]) for e in events) == [
-        ("mine", "Command failing: my-prs"),
-        ("reviews", "Command failing: pr-review"),
+        ("mine", "Command failing: my-prs (Command terminated by signal SIGTERM)"),
+        ("reviews", "Command failing: pr-review (Command terminated by signal SIGTERM)"),
     ]
+    assert all("gh auth login" in e["body"].split("\n\n")[0] for e in events)
     assert {e["title"] for e in events} == {"My PRs that need me", "PRs awaiting my review"}
     assert {e["urgency"] for e in events} == {"high"}
     for event in events:
@@ -113,7 +115,7 @@ def test_a_daemon_reports_a_signed_out_gh_at_once_then_ages_out_a_merge(
 
 def events_since(daemon: ClockedDaemon) -> list[dict[str, str]]:
     """The events stored since the last call, as column dicts, oldest first."""
-    columns = ("monitor_id", "title", "summary", "urgency", "payload")
+    columns = ("monitor_id", "title", "summary", "urgency", "payload", "body")
     rows = daemon.query(
         f"SELECT {', '.join(columns)} FROM monitor_events"
         " ORDER BY created_at, id LIMIT -1 OFFSET ?",

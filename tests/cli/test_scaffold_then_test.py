@@ -1,8 +1,10 @@
 """``init NAME --type T`` then ``monitor test`` on the untouched scaffold, for every type.
 
 The project is what a scaffold expects to find: a git repository on ``main`` holding
-TypeScript files and ``docs/specs``. api-poll's example URL is the one line changed, to a
-server on 127.0.0.1, because the test has no network.
+TypeScript files and ``docs/specs``, with an ``origin`` (command-poll's example asks it
+for ``main``; without one that command fails, and the monitor says so). api-poll's
+example URL is the one line changed, to a server on 127.0.0.1, because the test has no
+network.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ def project(isolated_environment: Path, run_cli: Run) -> Path:
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "start")
+    origin = root.parent / "origin.git"
+    git(root.parent, "init", "-q", "--bare", str(origin))
+    git(root, "remote", "add", "origin", str(origin))
+    git(root, "push", "-q", "origin", "main")
     assert run_cli("init", "--enable-only").code == 0
     return root
 
@@ -105,9 +111,8 @@ def test_a_fresh_scaffold_passes_monitor_test(
     if source_type == "api-poll":
         assert "\n  HTTP 200 (36 bytes)\n" in result.out
     if source_type == "command-poll":
-        # The scaffold asks a remote this repository does not have: git says so with
-        # its own exit code, which is a result the user gets to see.
-        assert "\n  Exit code 128 (0 bytes of output)\n" in result.out
+        # The scaffold asks the origin for main: git answers with its tip.
+        assert "\n  Exit code 0 (" in result.out
     assert "Error" not in result.err
     assert "Warning" not in result.err
     assert run_cli("validate").code == 0

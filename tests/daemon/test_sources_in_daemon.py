@@ -144,7 +144,8 @@ watch:
             ("builds", f"Item added: {scope}#2", f"{scope}#2"),
         ]
 
-        # A 500 is an errored observation: no event, nothing baselined, a 5 s backoff.
+        # A 500 is an errored observation: no event, nothing baselined, and a backoff
+        # that never retries sooner than the 1 m interval.
         server.status = 500
         server.body = {"builds": [{"id": 1, "state": "passed"}]}
         daemon.advance(60)
@@ -153,13 +154,14 @@ watch:
         assert "500" in errored[0]["message"]
         assert daemon.new_events() == []
         requests = server.requests
-        daemon.advance(2)
-        daemon.tick()
-        assert server.requests == requests  # still backing off
+        for wait in (2, 5, 50):
+            daemon.advance(wait)
+            daemon.tick()
+            assert server.requests == requests  # still backing off
 
         # The server recovers; the change is measured against the last good response.
         server.status = 200
-        daemon.advance(5)
+        daemon.advance(3)
         assert daemon.tick()["erroredObservations"] == []
         assert daemon.new_events() == [("builds", f"Item removed: {scope}#2", f"{scope}#2")]
 
@@ -268,11 +270,13 @@ watch:
     ]
     object_key = events[0][2]
 
-    # A run that times out is a health signal, once, not an errored observation.
+    # A run that times out is a failure: errored (with its reason) each time it
+    # fails, and one event on the edge.
     state.write_text("hang")
     for _ in range(2):
         daemon.advance(60)
-        assert daemon.tick()["erroredObservations"] == []
+        errored = daemon.tick()["erroredObservations"]
+        assert errored == [{"monitorId": "release", "message": "Command timed out after 1000ms"}]
     failing = daemon.new_events()
     assert [title.split(":")[0] for _, title, _ in failing] == ["Command failing"]
 
@@ -494,10 +498,11 @@ def test_broken_monitors_back_off_and_the_rest_keep_running(
     errored = {row[0]: row[1] for row in daemon.query(
         "SELECT monitor_id, observation_data FROM observation_history WHERE result = 'errored'"
     )}  # fmt: skip
-    assert set(errored) == {"refused", "not-a-repo"}
+    assert set(errored) == {"refused", "not-a-repo", "missing-tool"}
     assert "127.0.0.1" in errored["refused"]
     assert "not a git repository" in errored["not-a-repo"].lower()
-    # A command that cannot start is a health signal, not an error; the schedule fires.
+    assert "agentmonitors-no-such-tool" in errored["missing-tool"]
+    # A command that cannot start is a failure with one event; the schedule fires.
     assert sorted((event[0], event[1].split(":")[0]) for event in daemon.new_events()) == [
         ("clock", "Scheduled trigger"),
         ("missing-tool", "Command failing"),
@@ -505,12 +510,13 @@ def test_broken_monitors_back_off_and_the_rest_keep_running(
     # Backing off: the broken ones are not retried before 5 s; the rest run on time.
     daemon.advance(3)
     skipped = {item["monitorId"] for item in daemon.tick()["skippedMonitors"]}
-    assert {"refused", "not-a-repo"} <= skipped
+    assert {"refused", "not-a-repo", "missing-tool"} <= skipped
     daemon.advance(60)
     result = daemon.tick()
     assert {item["monitorId"] for item in result["erroredObservations"]} == {
         "refused",
         "not-a-repo",
+        "missing-tool",
     }
     assert [event[0] for event in daemon.new_events()] == ["clock"]
     assert daemon.process is not None and daemon.process.poll() is None

@@ -29,7 +29,7 @@ from tests.monitor.conftest import (
 AVAILABLE_SOURCES = (
     "Available sources: file-fingerprint, api-poll, command-poll, schedule, incoming-changes"
 )
-DURATION_MESSAGE = 'Must be a duration string (e.g., "5m", "30s", "1h")'
+DURATION_MESSAGE = "Must be a duration string: a whole number and a unit of ms, s, m, h or d"
 NAME_BLANK = "Monitor name must contain non-whitespace characters when present"
 URGENCY_BOUNDS = 'urgency bounds must each be one of "low", "normal", "high"'
 
@@ -410,8 +410,8 @@ CASES: tuple[Bad, ...] = (
         at="suppress-for:",
     ),
     bad(
-        "duration-milliseconds",
-        frontmatter(*SCHEDULE_WATCH, "notify:", "  strategy: debounce", "  settle-for: 10ms"),
+        "duration-fraction",
+        frontmatter(*SCHEDULE_WATCH, "notify:", "  strategy: debounce", "  settle-for: 1.5s"),
         "notify.settle-for",
         DURATION_MESSAGE,
         at="settle-for:",

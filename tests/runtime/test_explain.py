@@ -305,7 +305,8 @@ def test_live_runtime_backoff_shows_in_scheduling(harness: Harness) -> None:
     assert scheduling["status"] == "pending"
     assert scheduling["reason"].startswith("Backing off after 1 consecutive failure;")
     assert scheduling["details"]["consecutiveFailures"] == 1
-    assert scheduling["details"]["retryAt"] == iso_from_ms(START + 5_000)
+    # The first retry waits the monitor's interval (30 s by default), never less.
+    assert scheduling["details"]["retryAt"] == iso_from_ms(START + 30_000)
     assert scheduling["details"]["lastError"] == "upstream is down"
     assert "upstream is down" in stage(report, "observation")["reason"]
     assert report["verdict"]["stage"] == "observation"

@@ -279,16 +279,30 @@ def test_exit_code_strategy_ignores_output_and_compares_the_status(tmp_path: Pat
     assert observe(by_output, before).observations == []
 
 
-def test_a_non_zero_exit_is_a_result_not_a_failure(tmp_path: Path) -> None:
+def test_a_non_zero_exit_is_a_failure_unless_the_monitor_calls_it_ordinary(
+    tmp_path: Path,
+) -> None:
     data = tmp_path / "data.txt"
     data.write_text("broken\n")
-    config = {"command": cat_file(data, exit_code=2)}
-    first = observe(config)
+    failing = {"command": cat_file(data, exit_code=2)}
+    first = observe(failing)
+    (event,) = first.observations
+    assert event.title.startswith("Command failing: ")
+    assert event.payload["exitCode"] == 2
+    assert event.payload["error"] == "exit status 2"
+    assert "exit status 2" in (event.summary or "")
+    assert event.detail == "The command failed: exit status 2. It wrote nothing to stderr."
+    assert first.failure == "exit status 2"
+    assert first.next_state["health"] == "failing"
+
+    ordinary = {"command": cat_file(data, exit_code=2), "ok-exit-codes": [0, 2]}
+    first = observe(ordinary)
     assert first.observations == []
+    assert first.failure is None
     assert first.next_state["health"] == "ok"
     assert first.next_state["exitCode"] == 2
     data.write_text("still broken\n")
-    (changed,) = observe(config, first.next_state).observations
+    (changed,) = observe(ordinary, first.next_state).observations
     assert changed.title.startswith("Command output changed: ")
     assert changed.payload["exitCode"] == 2
 
@@ -302,7 +316,7 @@ def test_a_command_that_cannot_start_fails_then_recovers(tmp_path: Path) -> None
     failing = observe(config)
     (event,) = failing.observations
     assert event.title == "Command failing: tool"
-    assert event.summary == event.title
+    assert event.summary == f"{event.title} ({event.payload['error']})"
     assert event.change_kind == "modified"
     assert event.object_key == "tool"
     assert event.query_scope == {"command": "tool"}
@@ -561,7 +575,7 @@ def test_huge_output_is_drained_and_capped_without_deadlock() -> None:
         "sys.exit(7)"
     )
     started = time.monotonic()
-    result = observe({"command": [PY, "-c", script], "timeout": "10s"})
+    result = observe({"command": [PY, "-c", script], "timeout": "10s", "ok-exit-codes": [7]})
     assert time.monotonic() - started < 5
     state = result.next_state
     assert state["exitCode"] == 7  # ran to its real end

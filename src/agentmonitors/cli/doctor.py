@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from agentmonitors.cli.output import emit, format_option, report_error
+from agentmonitors.formats import clean_output
 
 
 def doctor_params(workspace: str, monitors_dir: str, socket_path: str) -> dict[str, Any]:
@@ -119,4 +120,15 @@ def command(
         except StoreError as error:
             return report_error(f"Doctor failed: {error}", as_json)
     emit(report, "json" if as_json else "text", lambda: render_doctor_text(report))
-    return exit_code(report)
+    code = exit_code(report)
+    if code:
+        # The convention of every command: a failure says why in one line on stderr.
+        failed = [check["name"] for check in report.get("checks", ()) if check["status"] == "fail"]
+        click.echo(
+            clean_output(
+                f"error: {len(failed)} check(s) failed: {', '.join(failed)};"
+                " each names its fix above"
+            ),
+            err=True,
+        )
+    return code

@@ -19,6 +19,7 @@ from agentmonitors.diagnosis.explain_common import (
 from agentmonitors.diagnosis.pacing import notify_hold
 from agentmonitors.monitor.cron import next_cron_fire_ms
 from agentmonitors.monitor.policy import MonitorDefinition
+from agentmonitors.runtime.backoff import restored_failures
 from agentmonitors.runtime.human import human_wait
 from agentmonitors.runtime.notify import pending_count
 from agentmonitors.runtime.scheduling import cadence_of, schedule_for
@@ -79,26 +80,34 @@ def _scheduling(ctx: _Context, monitor: MonitorDefinition, traits: SourceTraits)
         when = "never (the cron expression has no upcoming match)"
     else:
         when = f"in {human_wait(next_due - now)}, at {iso_from_ms(next_due)}"
-    if ctx.runtime is not None:
-        count, retry_at, message = ctx.runtime.failure_of(monitor.id)
-        if count > 0:
-            details.update(
-                consecutiveFailures=count, retryAt=iso_from_ms(retry_at), lastError=message
+    count, retry_at, message = _failures(ctx, monitor, schedule.next_poll_ms)
+    if count > 0:
+        details.update(consecutiveFailures=count, retryAt=iso_from_ms(retry_at), lastError=message)
+        if retry_at > now:
+            details["nextDueAt"] = iso_from_ms(max(retry_at, next_due or retry_at))
+            return _stage(
+                "scheduling",
+                "pending",
+                f"Backing off after {_plural(count, 'consecutive failure')}; next attempt "
+                f"in {human_wait(retry_at - now)}, at {iso_from_ms(retry_at)} ({cadence}).",
+                details,
             )
-            if retry_at > now:
-                details["nextDueAt"] = iso_from_ms(max(retry_at, next_due or retry_at))
-                return _stage(
-                    "scheduling",
-                    "pending",
-                    f"Backing off after {_plural(count, 'consecutive failure')}; next attempt "
-                    f"in {human_wait(retry_at - now)}, at {iso_from_ms(retry_at)} ({cadence}).",
-                    details,
-                )
     if last is None:
         reason = f"Not observed yet; due {when} ({cadence})."
     else:
         reason = f"Last observed at {iso_from_ms(last)}; next due {when} ({cadence})."
     return _stage("scheduling", "ok", reason, details)
+
+
+def _failures(
+    ctx: _Context, monitor: MonitorDefinition, floor_ms: int
+) -> tuple[int, int, str | None]:
+    """(failures in a row, retry at, last message): the daemon's, or with none running
+    read back from the history as ``daemon once`` reads it."""
+    if ctx.runtime is not None:
+        return ctx.runtime.failure_of(monitor.id)
+    found = restored_failures(ctx.db, monitor.id, ctx.workspace, monitor.file_path, floor_ms)
+    return found if found is not None else (0, 0, None)
 
 
 # --------------------------------------------------------------------------- observation

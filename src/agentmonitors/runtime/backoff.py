@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from agentmonitors.runtime.scheduling import BACKOFF_BASE_MS, BACKOFF_MAX_MS, backoff_ms
+from agentmonitors.runtime.scheduling import BACKOFF_BASE_MS, BACKOFF_MAX_MS, retry_delay_ms
 from agentmonitors.store import queries
 from agentmonitors.store.database import Database
 
@@ -19,9 +19,11 @@ _COUNTED = 1 + max(1, (BACKOFF_MAX_MS // BACKOFF_BASE_MS).bit_length())
 
 
 def restored_failures(
-    db: Database, monitor_id: str, workspace: str, file_path: str | None
+    db: Database, monitor_id: str, workspace: str, file_path: str | None, floor_ms: int = 0
 ) -> tuple[int, int, str | None] | None:
     """(consecutive failures, retry at ms, last message) from the history, or None.
+
+    ``floor_ms`` is the monitor's cadence: no retry comes sooner (``retry_delay_ms``).
 
     None when the newest row is not an error, or when the monitor's file changed at
     or after the last failure: an edit may be the fix, so it earns an immediate try.
@@ -43,4 +45,5 @@ def restored_failures(
         except OSError:
             return None
     message = rows[0].observation_data.get("error")
-    return count, last_s * 1000 + backoff_ms(count), message if isinstance(message, str) else None
+    retry_at = last_s * 1000 + retry_delay_ms(count, floor_ms)
+    return count, retry_at, message if isinstance(message, str) else None

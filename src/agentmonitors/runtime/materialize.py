@@ -60,7 +60,7 @@ def event_row(
         source_name=monitor.source_name,
         urgency=envelope.effective_urgency,
         title=monitor.name if monitor.name is not None else observation.title,
-        body=observation.body if observation.body is not None else monitor.instructions,
+        body=_body(observation.body, monitor.instructions, observation.detail),
         summary=next(
             text
             for text in (observation.summary, observation.body, observation.title)
@@ -76,6 +76,15 @@ def event_row(
         tags=list(monitor.tags),
         created_at=envelope.observed_at_ms // 1000,
     )
+
+
+def _body(authored: str | None, instructions: str, detail: str | None) -> str:
+    """The event's body: the observation's own or the monitor's instructions, after
+    the observation's ``detail`` (why it failed) when it has one."""
+    body = authored if authored is not None else instructions
+    if not detail:
+        return body
+    return f"{detail}\n\n{body}" if body.strip() else detail
 
 
 def _strategy(snapshot: Any) -> str | None:

@@ -19,7 +19,8 @@ from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.monitor.cron import cron_fires_in_minute, next_cron_fire_ms, timezone_is_valid
 from agentmonitors.sources.traits import DEFAULT_INTERVAL_MS, Every, OnCron, SourceTraits
 
-# An erroring monitor is retried after 5 s, 10 s, 20 s ... up to 5 minutes.
+# An erroring monitor is retried after 5 s, 10 s, 20 s ... up to 5 minutes, and never
+# sooner than its own cadence would run it (retry_delay_ms).
 BACKOFF_BASE_MS = 5_000
 BACKOFF_MAX_MS = 300_000
 
@@ -92,3 +93,13 @@ def backoff_ms(consecutive_failures: int) -> int:
     if consecutive_failures <= 0:
         return 0
     return int(min(BACKOFF_BASE_MS * 2 ** (consecutive_failures - 1), BACKOFF_MAX_MS))
+
+
+def retry_delay_ms(consecutive_failures: int, floor_ms: int) -> int:
+    """How long after a failure the monitor is tried again.
+
+    The backoff grows with the failures in a row, but a retry never comes sooner than
+    ``floor_ms``, the monitor's cadence (its interval, or the wait for its next cron
+    fire): a failing monitor is never polled more often than a healthy one.
+    """
+    return max(backoff_ms(consecutive_failures), floor_ms, 0)

@@ -28,7 +28,7 @@ from agentmonitors.runtime.notify import (
     envelope_for,
     rollup,
 )
-from agentmonitors.runtime.scheduling import backoff_ms, schedule_for
+from agentmonitors.runtime.scheduling import retry_delay_ms, schedule_for
 from agentmonitors.runtime.shape import passes_gate
 from agentmonitors.runtime.wake import pacing_due_ms, settle_due_ms
 from agentmonitors.sources.base import SourceRegistry
@@ -102,6 +102,8 @@ class Runtime:
         self.definitions = DefinitionCache(registry)
         self.ephemeral = EphemeralDefinitions(registry)
         self._failures: dict[str, _Failures] = {}
+        # Each monitor's cadence as of its last scheduling (ms): the least a retry waits.
+        self._floors: dict[str, int] = {}
         # What the runtime does not decide itself (docs/architecture.md): each stored
         # event goes to ``on_event`` inside its transaction (projection into sessions),
         # ``before_tick`` sweeps run first (idle sessions), ``after_tick`` callbacks
@@ -231,7 +233,11 @@ class Runtime:
                 log.exception("storing observations of %s failed", monitor.id)
                 self._record_error(monitor.id, monitor.source_name, _message(error), now, result)
             else:
-                self._failures.pop(monitor.id, None)
+                if outcome.failure is not None:
+                    # Stored by _ingest with its events; here it is counted and backed off.
+                    self._count_failure(monitor.id, outcome.failure, now, result)
+                else:
+                    self._failures.pop(monitor.id, None)
 
         sweep_suppressions(self.db, self.workspace, now)
         for callback in self.after_tick:
@@ -264,9 +270,13 @@ class Runtime:
             if schedule.error is not None:
                 self._record_error(monitor.id, monitor.source_name, schedule.error, now, result)
                 continue
+            # A failure is never retried sooner than the monitor's own cadence would run it.
+            self._floors[monitor.id] = schedule.next_poll_ms
             failures = self._failures.get(monitor.id)
             if failures is None and self.restore_backoff:
-                found = restored_failures(self.db, monitor.id, self.workspace, monitor.file_path)
+                found = restored_failures(
+                    self.db, monitor.id, self.workspace, monitor.file_path, schedule.next_poll_ms
+                )
                 if found is not None:
                     failures = self._failures[monitor.id] = _Failures(*found)
             if monitor.id not in forced and monitor.source_name not in forced_sources:
@@ -364,7 +374,13 @@ class Runtime:
             if outcome.has_next_state
             else (state.source_state if state is not None else None)
         )
-        if emitted:
+        data: dict[str, Any] = {"observed": observed, "emitted": emitted}
+        if outcome.failure is not None:
+            # The monitor is failing, with this reason, until an observation succeeds
+            # (doctor, explain and the backoff read it from this row).
+            verdict = "errored"
+            data["error"] = outcome.failure
+        elif emitted:
             verdict = "triggered"
         elif observed:
             verdict = "suppressed"
@@ -386,7 +402,7 @@ class Runtime:
                 # for a first observation that kept "nothing".
                 state_token=outcome.state_token if kept or outcome.has_next_state else None,
             )
-            self._history(monitor, verdict, {"observed": observed, "emitted": emitted}, now, conn)
+            self._history(monitor, verdict, data, now, conn)
             if outcome.baselines:
                 # Here, not at the top: only a first observation has baselines to keep.
                 from agentmonitors.runtime.materialize import keep_baselines
@@ -492,12 +508,17 @@ class Runtime:
     def _record_error(
         self, monitor_id: str, source_name: str, message: str, now: int, result: TickResult
     ) -> None:
+        self._count_failure(monitor_id, message, now, result)
+        self._write_errored(monitor_id, source_name, message, now)
+
+    def _count_failure(self, monitor_id: str, message: str, now: int, result: TickResult) -> None:
+        """One more failure in a row: listed in the result, retried after the backoff."""
         result.errored_observations.append({"monitorId": monitor_id, "message": message})
         failures = self._failures.setdefault(monitor_id, _Failures())
         failures.count += 1
-        failures.retry_at_ms = now + backoff_ms(failures.count)
+        failures.retry_at_ms = now + retry_delay_ms(failures.count, self._floors.get(monitor_id, 0))
         failures.last_message = message
-        self._write_errored(monitor_id, source_name, message, now)
+        result.wake_at(failures.retry_at_ms)
 
     def _record_problem(self, problem: Problem, now: int, result: TickResult) -> None:
         """A definition that cannot run: listed every tick, written to history once per message."""
@@ -545,6 +566,8 @@ class Runtime:
             if callable(forget):
                 forget(monitor_id)
         self._known = current
+        for monitor_id in [key for key in self._floors if key not in current]:
+            del self._floors[monitor_id]
         for monitor_id in [key for key in self._failures if key not in current]:
             if not any(problem.monitor_id == monitor_id for problem in definitions.problems):
                 del self._failures[monitor_id]

@@ -52,6 +52,8 @@ class ApiPollSource(ModelSource):
     name = "api-poll"
     description = "Reports when an HTTP endpoint's response body or status changes."
     stateful = True
+    # A request per run: once a second at most (a local server; a remote one deserves more).
+    min_interval_ms = 1_000
     config_model_ref = "agentmonitors.sources.api_poll_config:ApiPollConfig"
     # What it says about itself beyond observing (sources/traits.py).
     default_interval_ms = api_poll_traits.DEFAULT_INTERVAL_MS

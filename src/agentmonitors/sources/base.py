@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_chec
 
 from agentmonitors.monitor.cron import timezone_is_valid
 from agentmonitors.monitor.issues import Issue, issues_from_jsonschema, issues_from_pydantic
-from agentmonitors.sources.traits import SourceTraits, traits_of
+from agentmonitors.sources.traits import SourceTraits, interval_floor_problem, traits_of
 
 if TYPE_CHECKING:
     from agentmonitors.sources.base_config import (
@@ -118,10 +118,20 @@ class ModelSource(SourceTraits):
 
     @cached_property
     def scope_schema(self) -> Mapping[str, Any]:
+        from agentmonitors.monitor.durations import human_floor
         from agentmonitors.sources.base_config import draft07_schema
 
         schema = draft07_schema(self.config_model)
         schema.setdefault("description", self.description)
+        interval = schema.get("properties", {}).get("interval")
+        if isinstance(interval, dict):
+            # The floor is no pattern a validator can check; it is stated for editors
+            # and enforced by validate_scope.
+            floor = human_floor(self.min_interval_ms)
+            interval["x-minimum-interval"] = floor
+            interval["description"] = (
+                f"{interval.get('description', '').rstrip('.')}. At least {floor}."
+            ).lstrip(". ")
         return schema
 
     def known_keys(self) -> tuple[str, ...]:
@@ -188,8 +198,14 @@ def validate_scope(source: Source, config: Mapping[str, Any]) -> list[Issue]:
             source.parse_config(config)
         except ValidationError as error:
             return issues_from_pydantic(error, dict(config))
-        return []
-    return _validate_with_json_schema(source.scope_schema, config)
+        return _floor_issues(source, config)
+    issues = _validate_with_json_schema(source.scope_schema, config)
+    return issues or _floor_issues(source, config)
+
+
+def _floor_issues(source: Source, config: Mapping[str, Any]) -> list[Issue]:
+    problem = interval_floor_problem(traits_of(source), config, source.name)
+    return [] if problem is None else [Issue(("interval",), problem)]
 
 
 def _validate_with_json_schema(schema: Mapping[str, Any], config: Mapping[str, Any]) -> list[Issue]:

@@ -45,6 +45,10 @@ from agentmonitors.sources.permit import Permit
 STDOUT_CAP_BYTES = 1_048_576
 STDERR_RETAINED_BYTES = 8_000
 STDERR_TAIL_CHARS = 2_000
+# What a delivered failure shows of its reason and stderr: a diff's cap (MAX_EVENT_DIFF,
+# docs/architecture.md "Text and sizes"), so a failing command's block is sized like a
+# changed one's.
+FAILURE_DETAIL_CHARS = 800
 SIGKILL_GRACE_S = 5.0
 CLOSE_GRACE_S = 2.0
 _READ_CHUNK = 65_536
@@ -54,11 +58,16 @@ _POLL_S = 0.02
 
 @dataclass(frozen=True)
 class CommandResult:
-    """The command ran to completion; any exit code (non-zero included) is a result."""
+    """The command ran to completion with ``exit_code``; whether that code is a failure
+    is the monitor's to say (command-poll's ``ok-exit-codes``).
+
+    ``stderr_tail`` is raw, as :class:`CommandFailure`'s is: the caller redacts it.
+    """
 
     stdout: str
     exit_code: int
     truncated: bool
+    stderr_tail: str = ""
 
 
 @dataclass(frozen=True)
@@ -191,7 +200,7 @@ def _run_blocking(
         except ValueError:
             name = str(-code)
         return CommandFailure(f"Command terminated by signal {name}", capture.stderr_tail())
-    return CommandResult(capture.stdout_text(), code, capture.truncated)
+    return CommandResult(capture.stdout_text(), code, capture.truncated, capture.stderr_tail())
 
 
 def _pump(

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.lean_dataclass import dataclass, replace
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource
@@ -26,6 +27,7 @@ from agentmonitors.sources.collections_diff import (
     display_object_key,
 )
 from agentmonitors.sources.command_exec import (
+    FAILURE_DETAIL_CHARS,
     STDERR_TAIL_CHARS,
     CommandFailure,
     CommandResult,
@@ -58,6 +60,8 @@ class CommandPollSettings:
     key: str | None
     interval: str
     change_detection: CommandChangeDetectionSettings | None
+    # None: only 0 is ordinary (every code is, under the exit-code strategy).
+    ok_exit_codes: tuple[int, ...] | None = None
 
 
 def _argv(value: Any) -> list[str]:
@@ -65,6 +69,16 @@ def _argv(value: Any) -> list[str]:
     if not argv:
         raise plain.Unexpected
     return argv
+
+
+def _ok_exit_codes(value: Any) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    if type(value) is not list or not value:
+        raise plain.Unexpected
+    if not all(type(code) is int and 0 <= code <= 255 for code in value):
+        raise plain.Unexpected
+    return tuple(value)
 
 
 def _change_detection(value: Any) -> CommandChangeDetectionSettings | None:
@@ -86,7 +100,7 @@ def _change_detection(value: Any) -> CommandChangeDetectionSettings | None:
 def plain_config(config: Mapping[str, Any]) -> CommandPollSettings:
     """``config`` read without its model; ``Unexpected`` for anything unsure."""
     config = plain.block(config)
-    if "command" not in config or "change_detection" in config:
+    if "command" not in config or "change_detection" in config or "ok_exit_codes" in config:
         raise plain.Unexpected
     return CommandPollSettings(
         command=_argv(config["command"]),
@@ -96,13 +110,26 @@ def plain_config(config: Mapping[str, Any]) -> CommandPollSettings:
         key=plain.absent_as(config, "key", None, plain.optional_text),
         interval=plain.absent_as(config, "interval", "30s", plain.duration),
         change_detection=plain.absent_as(config, "change-detection", None, _change_detection),
+        ok_exit_codes=plain.absent_as(config, "ok-exit-codes", None, _ok_exit_codes),
     )
+
+
+def ordinary_exit(settings: CommandPollSettings, strategy: str, code: int) -> bool:
+    """Whether ``code`` is an ordinary result of this monitor rather than a failure.
+
+    Under the exit-code strategy the code is what is watched, so every code is.
+    """
+    if strategy == "exit-code":
+        return True
+    return code in (settings.ok_exit_codes or (0,))
 
 
 class CommandPollSource(ModelSource):
     name = "command-poll"
     description = "Runs a command on an interval and reports when its output or exit code changes."
     stateful = True
+    # A process per run: once a second at most (a test of a file, a cheap status).
+    min_interval_ms = 1_000
     config_model_ref = "agentmonitors.sources.command_poll_config:CommandPollConfig"
     scaffold_seeds: ClassVar[Mapping[str, str]] = {"command": "command"}
 
@@ -150,6 +177,20 @@ class CommandPollSource(ModelSource):
         )
 
     def config_warnings(self, config: Mapping[str, Any]) -> list[str]:
+        warnings = []
+        detection = config.get("change-detection")
+        if (
+            "ok-exit-codes" in config
+            and isinstance(detection, Mapping)
+            and detection.get("strategy") == "exit-code"
+        ):
+            warnings.append(
+                "watch.ok-exit-codes has no effect with change-detection.strategy: exit-code,"
+                " which watches the exit code itself: every code is an ordinary result there"
+            )
+        return warnings + self._scaffold_warning(config)
+
+    def _scaffold_warning(self, config: Mapping[str, Any]) -> list[str]:
         if tuple(config.get("command") or ()) == SCAFFOLD_DEFAULT_COMMAND:
             return [
                 "watch.command is still the example from 'init --type command-poll' ("
@@ -176,35 +217,14 @@ class CommandPollSource(ModelSource):
         shown = display_object_key(object_key)
         extra = {"command": object_key}
 
+        if isinstance(outcome, CommandResult) and not ordinary_exit(
+            parsed, detection.strategy, outcome.exit_code
+        ):
+            return _failing(
+                parsed, object_key, previous, f"exit status {outcome.exit_code}", outcome
+            )
         if isinstance(outcome, CommandFailure):
-            # Values handed to the command through env are never stored, even when
-            # it echoes them to stderr.
-            secrets = list((parsed.env or {}).values())
-            state: dict[str, Any] = {
-                "stdout": previous["stdout"] if previous else "",
-                "exitCode": previous["exitCode"] if previous else 0,
-                "truncated": previous["truncated"] if previous else False,
-                "health": "failing",
-                "baselined": previous["baselined"] if previous else False,
-            }
-            if previous is not None and isinstance(previous.get("keyedSnapshot"), Mapping):
-                state["keyedSnapshot"] = previous["keyedSnapshot"]
-            observations = []
-            if previous is None or previous["health"] != "failing":
-                observations.append(
-                    _health(
-                        f"Command failing: {shown}",
-                        object_key,
-                        {
-                            "command": list(parsed.command),
-                            "error": redact_text(outcome.error, secrets),
-                            "stderrTail": redact_text(outcome.stderr_tail, secrets)[
-                                -STDERR_TAIL_CHARS:
-                            ],
-                        },
-                    )
-                )
-            return ObservationResult(observations=observations, next_state=state)
+            return _failing(parsed, object_key, previous, outcome.error, outcome)
 
         assert isinstance(outcome, CommandResult)
         observations = []
@@ -292,6 +312,93 @@ class CommandPollSource(ModelSource):
                 )
             )
         return ObservationResult(observations=observations, next_state=state, baselines=baselines)
+
+
+def _failing(
+    parsed: CommandPollSettings,
+    object_key: str,
+    previous: dict[str, Any] | None,
+    error: str,
+    outcome: CommandResult | CommandFailure,
+) -> ObservationResult:
+    """A run that failed: the last good result is kept, the health turns ``failing``.
+
+    ``Command failing`` is emitted on the ok→failing edge only; every failing run is
+    reported to the runtime (``failure``), which records it and backs off.
+    """
+    # Values handed to the command through env are never stored, even when it echoes
+    # them to stderr.
+    secrets = list((parsed.env or {}).values())
+    reason = redact_text(error, secrets)
+    stderr = redact_text(outcome.stderr_tail, secrets)
+    state: dict[str, Any] = {
+        "stdout": previous["stdout"] if previous else "",
+        "exitCode": previous["exitCode"] if previous else 0,
+        "truncated": previous["truncated"] if previous else False,
+        "health": "failing",
+        "baselined": previous["baselined"] if previous else False,
+    }
+    if previous is not None and isinstance(previous.get("keyedSnapshot"), Mapping):
+        state["keyedSnapshot"] = previous["keyedSnapshot"]
+    observations = []
+    if previous is None or previous["health"] != "failing":
+        shown = display_object_key(object_key)
+        payload: dict[str, Any] = {
+            "command": list(parsed.command),
+            "error": reason,
+            "stderrTail": stderr[-STDERR_TAIL_CHARS:],
+        }
+        if isinstance(outcome, CommandResult):
+            payload["exitCode"] = outcome.exit_code
+        title = f"Command failing: {shown}"
+        observations.append(
+            replace(
+                _health(title, object_key, payload),
+                summary=f"{title} ({reason})",
+                detail=failure_detail(reason, stderr),
+            )
+        )
+    last_stderr = _last_line(stderr)
+    why = f"{reason}: {last_stderr}" if last_stderr else reason
+    return ObservationResult(observations=observations, next_state=state, failure=why)
+
+
+def failure_detail(reason: str, stderr: str) -> str:
+    """Why a run failed, as the delivered block shows it: the reason and the last lines
+    of stderr, within :data:`FAILURE_DETAIL_CHARS` (a diff's cap, docs/architecture.md
+    "Text and sizes"), saying how much of stderr was left out."""
+    head = f"The command failed: {reason}."
+    text = stderr.rstrip("\n")
+    if not text.strip():
+        return head + " It wrote nothing to stderr."
+    head += " The last lines of its stderr:\n"
+    room = FAILURE_DETAIL_CHARS - len(head)
+    if len(text) <= room:
+        return head + text
+    # Room for the marker's line, its count at most as long as the text's length.
+    kept = text[-(room - len(_cut_marker(len(text)))) :]
+    newline = kept.find("\n")
+    if 0 <= newline < len(kept) - 1:  # start on a whole line when one begins in it
+        kept = kept[newline + 1 :]
+    return head + _cut_marker(len(text) - len(kept)) + kept
+
+
+def _cut_marker(left_out: int) -> str:
+    return f"(… {left_out} earlier characters of stderr left out)\n"
+
+
+def _last_line(text: str) -> str:
+    """The line of stderr that best says why, for one-line listings: the first that
+    names an error (``fatal: ...``, ``error: ...``; the root cause usually comes
+    first), else the last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    marked = [line for line in lines if _ERROR_WORDS.search(line)]
+    return (marked[0] if marked else lines[-1])[:200]
+
+
+_ERROR_WORDS = re.compile(r"\b(fatal|error|failed|cannot|denied|not found)\b", re.IGNORECASE)
 
 
 # The observation's time, in whole seconds since the epoch, for a command whose output

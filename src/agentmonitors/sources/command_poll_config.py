@@ -38,6 +38,37 @@ def _argv(value: Any) -> list[str]:
     return list(value)
 
 
+OK_EXIT_CODES_MESSAGE = (
+    "must be a non-empty list of exit codes from 0 to 255 (e.g. [0, 1] for grep, which "
+    "exits 1 when nothing matches)."
+)
+
+
+def _ok_exit_codes(value: Any) -> list[int]:
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(
+            isinstance(code, int) and not isinstance(code, bool) and 0 <= code <= 255
+            for code in value
+        )
+    ):
+        raise fail(OK_EXIT_CODES_MESSAGE, "am_exit_codes")
+    return list(value)
+
+
+OkExitCodes = Annotated[
+    list[int],
+    PlainValidator(_ok_exit_codes),
+    WithJsonSchema(
+        {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0, "maximum": 255},
+            "minItems": 1,
+        }
+    ),
+]
+
 Argv = Annotated[
     list[str],
     PlainValidator(_argv),
@@ -95,6 +126,13 @@ class CommandPollConfig(SourceConfig):
         default=None, description="Identity of the observed object (default: the argv joined)."
     )
     interval: Duration = Field(default="30s", description="How often the command runs.")
+    ok_exit_codes: OkExitCodes | None = Field(
+        default=None,
+        alias="ok-exit-codes",
+        description="Exit codes that are ordinary results (default [0]); any other is a "
+        "failure, reported with its exit status and stderr. With change-detection.strategy: "
+        "exit-code the exit code is what is watched, so every code is ordinary there.",
+    )
     change_detection: CommandChangeDetection | None = Field(
         default=None, alias="change-detection", description="How two runs are compared."
     )

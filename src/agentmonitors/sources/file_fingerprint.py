@@ -116,6 +116,8 @@ class FileFingerprintSource(ModelSource):
     name = "file-fingerprint"
     description = "Reports files matching globs that are created, changed or deleted."
     stateful = True
+    # Low: file events hint at changes, the interval is only the backstop walk.
+    min_interval_ms = 500
     config_model_ref = "agentmonitors.sources.file_fingerprint_config:FileFingerprintConfig"
     # What it says about itself beyond observing (sources/traits.py).
     baseline_notes = file_fingerprint_traits.BASELINE_NOTES

@@ -83,6 +83,8 @@ class IncomingChangesSource(ModelSource):
     name = "incoming-changes"
     description = "Reports files under pathspecs that changed when a git branch moved."
     stateful = True
+    # A git process per run: once a second at most.
+    min_interval_ms = 1_000
     config_model_ref = "agentmonitors.sources.incoming_changes_config:IncomingChangesConfig"
     scaffold_seeds: ClassVar[Mapping[str, str]] = {"glob": "paths"}
 

@@ -35,6 +35,9 @@ class Observation:
     query_scope: Mapping[str, str | list[str]] | None = None
     change_kind: ChangeKind | None = None
     salience: Salience | None = None
+    # Why something failed, in a few lines (a command's exit status and the end of its
+    # stderr): delivered above the monitor's instructions, bounded by the source.
+    detail: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The camelCase shape, absent fields omitted."""
@@ -49,6 +52,7 @@ class Observation:
             "queryScope": dict(self.query_scope) if self.query_scope is not None else None,
             "changeKind": self.change_kind,
             "salience": self.salience,
+            "detail": self.detail,
         }
         return {key: value for key, value in pairs.items() if value is not None}
 
@@ -67,6 +71,7 @@ class Observation:
             query_scope=dict(scope) if isinstance(scope, Mapping) else None,
             change_kind=data.get("changeKind"),
             salience=data.get("salience"),
+            detail=data.get("detail") if isinstance(data.get("detail"), str) else None,
         )
 
 
@@ -94,6 +99,12 @@ class ObservationResult:
     # object's first snapshot, so the first change after a baseline is shown as a diff.
     # Texts are bounded as a change's snapshot is.
     baselines: list[Observation] = field(default_factory=list)
+    # Set when the observation failed (a command that exited with a code its monitor
+    # does not call ordinary, or could not run): why, in one line. The runtime still
+    # stores ``next_state`` and the observations, and records the failure as it
+    # records a raised error: the monitor is failing, with this reason, and backs off
+    # until an observation succeeds.
+    failure: str | None = None
 
     @property
     def has_next_state(self) -> bool:

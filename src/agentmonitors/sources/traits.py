@@ -25,6 +25,8 @@ from agentmonitors.monitor.durations import duration_ms
 
 # A source's cadence when neither it nor the monitor names one.
 DEFAULT_INTERVAL_MS = 30_000
+# The shortest ``interval`` a source takes when it states none of its own.
+DEFAULT_MIN_INTERVAL_MS = 1_000
 
 # The ``init`` flags a source can take, and the watch key each seeds.
 SCAFFOLD_FLAGS = ("glob", "command")
@@ -115,6 +117,31 @@ class Approval:
     secret_env: tuple[str, ...] = ()
 
 
+def interval_floor_problem(
+    traits: SourceTraits, config: Mapping[str, Any], source_name: str
+) -> str | None:
+    """Why the authored ``interval`` is below the source's floor, or None.
+
+    Only an interval that schedules the monitor counts (a cron source ignores it).
+    """
+    from agentmonitors.monitor.durations import human_floor, is_duration
+
+    interval = config.get("interval")
+    if not is_duration(interval):
+        return None
+    try:
+        cadence = traits.cadence(config)
+    except Exception:  # a bad value is reported by the config's own checks
+        return None
+    floor = traits.min_interval_ms
+    if not isinstance(cadence, Every) or cadence.interval_ms >= floor:
+        return None
+    return (
+        f'"{interval}" is below the minimum interval of {source_name}, '
+        f"{human_floor(floor)}; use {human_floor(floor)} or more"
+    )
+
+
 def quoted_list(items: Sequence[str], indent: str = "    ") -> str:
     """YAML list lines for a scaffold, each item single-quoted (safe for any one-line text)."""
     return "\n".join(f"{indent}- '" + item.replace("'", "''") + "'" for item in items)
@@ -132,6 +159,9 @@ class SourceTraits:
     stateful: ClassVar[bool] = False
     # The cadence of a monitor that authors no ``interval``.
     default_interval_ms: ClassVar[int] = DEFAULT_INTERVAL_MS
+    # The floor: an authored ``interval`` below it is a validation error (and the
+    # JSON Schema states it), so a monitor never runs its source in a tight loop.
+    min_interval_ms: ClassVar[int] = DEFAULT_MIN_INTERVAL_MS
     # ``init`` flags this source accepts ("glob", "command") and the watch key each seeds.
     scaffold_seeds: ClassVar[Mapping[str, str]] = {}
     # What ``monitor test`` says when a baseline and the run after it see no change.
@@ -178,7 +208,13 @@ class SourceTraits:
         return frozenset()
 
 
-_VALUES = ("stateful", "default_interval_ms", "scaffold_seeds", "baseline_notes")
+_VALUES = (
+    "stateful",
+    "default_interval_ms",
+    "min_interval_ms",
+    "scaffold_seeds",
+    "baseline_notes",
+)
 _METHODS = (
     "cadence",
     "config_warnings",
@@ -224,6 +260,9 @@ def traits_problem(source: object) -> str | None:
     interval = getattr(source, "default_interval_ms", DEFAULT_INTERVAL_MS)
     if not isinstance(interval, int) or isinstance(interval, bool) or interval <= 0:
         return f'source "{name}" has a default_interval_ms that is not a positive integer'
+    floor = getattr(source, "min_interval_ms", DEFAULT_MIN_INTERVAL_MS)
+    if not isinstance(floor, int) or isinstance(floor, bool) or floor <= 0:
+        return f'source "{name}" has a min_interval_ms that is not a positive integer'
     seeds = getattr(source, "scaffold_seeds", {})
     if not isinstance(seeds, Mapping) or not all(
         flag in SCAFFOLD_FLAGS and isinstance(key, str) and key for flag, key in seeds.items()
