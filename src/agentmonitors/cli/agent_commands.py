@@ -23,7 +23,7 @@ from agentmonitors.cli.output import (
     dump_json,
     echo,
     emit,
-    report_error,
+    print_error,
     resolve_format,
     text_table,
 )
@@ -178,14 +178,14 @@ def events_ack(options: Options) -> int:
     unknown = reply.get("unknownEventIds")
     if as_json:
         echo(dump_json(reply))
-        return 1 if unknown else 0
     if unknown:
-        return report_error(
+        return print_error(
             f"no such event for session {session_id}: {', '.join(unknown)} (the others, if any, "
             f"were acknowledged). See `agentmonitors events list --session {session_id}`; "
-            + SESSION_HINT,
-            False,
+            + SESSION_HINT
         )
+    if as_json:
+        return 0
     echo(ack_text(reply))
     return 0
 

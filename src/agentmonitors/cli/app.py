@@ -1,8 +1,8 @@
 """The click application behind ``agentmonitors``.
 
 Subcommands are imported only when invoked, so ``--help`` and each command pay for
-their own imports alone. Usage errors print one ``error: …`` line and exit 1; every
-command returns 0 or 1.
+their own imports alone. Usage errors print one ``error: …`` line and exit 2; every
+command returns 0 or 1 (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def run(args: list[str]) -> int:
         result: Any = cli.main(args, prog_name="agentmonitors", standalone_mode=False)
     except click.exceptions.UsageError as error:
         click.echo(f"error: {error.format_message()}", err=True)
-        return 1
+        return 2
     except click.exceptions.Abort:
         click.echo("error: aborted", err=True)
         return 1

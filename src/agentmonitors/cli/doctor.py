@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli.output import emit, format_option, report_error
+from agentmonitors.cli.output import emit, format_option, print_error, report_error
 
 
 def doctor_params(workspace: str, monitors_dir: str, socket_path: str) -> dict[str, Any]:
@@ -119,4 +119,18 @@ def command(
         except StoreError as error:
             return report_error(f"Doctor failed: {error}", as_json)
     emit(report, "json" if as_json else "text", lambda: render_doctor_text(report))
-    return exit_code(report)
+    if exit_code(report) == 0:
+        return 0
+    return print_error(failed_checks_line(report))
+
+
+def failed_checks_line(report: dict[str, Any]) -> str:
+    """The one stderr line of a failing report: which checks failed (docs/cli.md)."""
+    failed = [
+        str(check.get("name"))
+        for check in report.get("checks") or []
+        if isinstance(check, dict) and check.get("status") == "fail"
+    ]
+    if not failed:
+        return "doctor found a problem (see the report above)"
+    return f"{len(failed)} check(s) failed: {', '.join(failed)}"

@@ -348,11 +348,7 @@ def command(
         return 1
     if name is not None:
         if enable_only or host != DEFAULT_HOST:
-            click.echo(
-                "error: --enable-only and --host apply only to `init` without a name",
-                err=True,
-            )
-            return 1
+            raise click.UsageError("--enable-only and --host apply only to `init` without a name")
         return _scaffold(
             workspace,
             target_dir,

@@ -13,7 +13,7 @@ import click
 
 from agentmonitors.cli.completion import complete_monitor_id
 from agentmonitors.cli.daemon import registry_with_warnings, workspace_and_monitors
-from agentmonitors.cli.output import dump_json, echo, format_option, report_error
+from agentmonitors.cli.output import dump_json, echo, format_option, print_error, report_error
 
 
 @contextmanager
@@ -174,4 +174,8 @@ def _finish(result: Any, as_json: bool) -> int:
     from agentmonitors.diagnosis.verify_report import render_text
 
     echo(dump_json(result.to_json()) if as_json else render_text(result))
-    return 0 if result.ok else 1
+    if result.ok:
+        return 0
+    failure = result.failure
+    reason = "it did not deliver" if failure is None else f"{failure.kind}: {failure.message}"
+    return print_error(f"verify {result.monitor_id or '(no monitor)'} failed at {reason}")
