@@ -88,6 +88,10 @@ def run(args: list[str]) -> int:
         args = ["--help"]
     try:
         result: Any = cli.main(args, prog_name="agentmonitors", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as error:
+        # A group named alone asks what it holds: its help, as ``agentmonitors`` alone.
+        click.echo(error.ctx.get_help() if error.ctx is not None else "")
+        return 0
     except click.exceptions.UsageError as error:
         click.echo(f"error: {error.format_message()}", err=True)
         return 2
@@ -100,5 +104,5 @@ def run(args: list[str]) -> int:
     except BrokenPipeError:
         return 1
     if isinstance(result, int):
-        return 0 if result == 0 else 1
+        return result if result in (0, 1, 2) else 1
     return 0

@@ -246,7 +246,11 @@ class Follower:
         if reason is None:
             reason = "stopped"
         if reason.startswith("error: "):
-            self.note(reason[len("error: ") :])
+            # The one failure line every command ends with (docs/cli.md).
+            try:
+                print(f"{reason} (agentmonitors events follow)", file=self.err, flush=True)
+            except (OSError, ValueError):
+                pass
             return 1
         self.note(reason)
         return 0
