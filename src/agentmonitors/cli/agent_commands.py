@@ -106,7 +106,15 @@ def events_list(options: Options) -> int:
         # An unbounded list is as large as the store: its reply may take longer than
         # the protocol's request timeout to build and send on a busy machine.
         waited = UNBOUNDED_LIST_TIMEOUT_S if cap is None else None
-        reply = ask(socket, "events.list", params, as_json=fmt == "json", timeout_s=waited)
+        reply = ask(
+            socket,
+            "events.list",
+            params,
+            as_json=fmt == "json",
+            timeout_s=waited,
+            # With no daemon the database answers; an explicit --socket names a daemon.
+            stored=options.get("socket") is None,
+        )
     except DaemonCallFailed:
         return 1
     if fmt == "toon" and isinstance(reply, dict) and isinstance(reply.get("rendered"), str):
@@ -171,7 +179,13 @@ def events_ack(options: Options) -> int:
     if options.get("event_ids") is not None:
         params["eventIds"] = split_ids(options["event_ids"])
     try:
-        result = ask(manual_socket(options.get("socket")), "events.ack", params, as_json=as_json)
+        result = ask(
+            manual_socket(options.get("socket")),
+            "events.ack",
+            params,
+            as_json=as_json,
+            stored=options.get("socket") is None,
+        )
     except DaemonCallFailed:
         return 1
     reply: dict[str, Any] = result if isinstance(result, dict) else {"ok": True}
@@ -216,7 +230,13 @@ def ack_text(reply: dict[str, Any]) -> str:
 def session_list(options: Options) -> int:
     as_json = options.get("output_format") == "json"
     try:
-        records = ask(manual_socket(options.get("socket")), "session.list", {}, as_json=as_json)
+        records = ask(
+            manual_socket(options.get("socket")),
+            "session.list",
+            {},
+            as_json=as_json,
+            stored=options.get("socket") is None,
+        )
     except DaemonCallFailed:
         return 1
     if as_json:

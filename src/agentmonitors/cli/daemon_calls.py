@@ -46,6 +46,7 @@ def ask(
     *,
     as_json: bool = False,
     timeout_s: float | None = None,
+    stored: bool = False,
 ) -> Any:
     """Call the daemon; on failure print the right message and raise ``DaemonCallFailed``.
 
@@ -54,6 +55,10 @@ def ask(
     that is there but does not answer within ``timeout_s`` (the protocol's request
     timeout by default) is said to be busy, not missing. An error the daemon reports is
     printed as is, with the session hint when it is about an unknown session.
+
+    ``stored``: when no daemon answers at all, the workspace database answers instead
+    (``cli/stored_delivery.py``), with a notice on stderr; only a workspace with no
+    database gets the how-to-start message.
     """
     from agentmonitors.daemon.client import (
         DaemonConnectionError,
@@ -70,6 +75,8 @@ def ask(
         print_error(error.message)  # names the socket and why it is not ours
         raise DaemonCallFailed from None
     except DaemonConnectionError as error:
+        if stored and not error.timed_out:
+            return _from_store(method, params, as_json)
         print_error(
             unreachable_text(socket_path, method, waited) if error.timed_out else NO_DAEMON_MESSAGE
         )
@@ -80,3 +87,25 @@ def ask(
             message = f"{message}. {SESSION_HINT}"
         report_error(message, as_json)
         raise DaemonCallFailed from None
+
+
+def _from_store(method: str, params: dict[str, Any], as_json: bool) -> Any:
+    """The database's answer when no daemon runs; reported like the daemon's errors."""
+    from agentmonitors.cli.stored_delivery import NothingStored, notice_for, stored_answer
+    from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
+    from agentmonitors.delivery.records import SessionNotFound
+    from agentmonitors.store.database import StoreError
+
+    try:
+        answer = stored_answer(method, params)
+    except NothingStored:
+        print_error(NO_DAEMON_MESSAGE)
+        raise DaemonCallFailed from None
+    except SessionNotFound as error:
+        report_error(f"{error}. {SESSION_HINT}", as_json)
+        raise DaemonCallFailed from None
+    except StoreError as error:
+        report_error(f"{NO_DAEMON_MESSAGE} The stored state could not be read: {error}", as_json)
+        raise DaemonCallFailed from None
+    echo(notice_for(method), err=True)
+    return answer
