@@ -70,6 +70,7 @@ def test_reads_and_acks_work_from_the_database_and_the_daemon_honours_the_ack(
     (root / "notes" / "a.md").write_text("two\n")
     wait_for(lambda: listed(root, sid), timeout=30)
     [event] = listed(root, sid)
+    own_socket = json.loads(run(root, "daemon", "status", "--format", "json")[1])["socketPath"]
     assert run(root, "daemon", "stop")[0] == 0
 
     # Reads: the stored state, said to be so on stderr; stdout stays the data alone.
@@ -92,8 +93,8 @@ def test_reads_and_acks_work_from_the_database_and_the_daemon_honours_the_ack(
     assert code == 1 and out == ""
     assert err.startswith("error: Session not found: 01JNOPE.")
 
-    # The ack is stored.
-    code, out, err = run(root, "events", "ack", "--session", sid)
+    # The ack is stored, also through the command a reminder prints (its own --socket).
+    code, out, err = run(root, "events", "ack", "--session", sid, "--socket", own_socket)
     assert code == 0, err
     assert out == "Acknowledged 1 event.\n"
     assert "the acknowledgement is stored" in err
@@ -107,6 +108,12 @@ def test_reads_and_acks_work_from_the_database_and_the_daemon_honours_the_ack(
     assert online["deliveryState"] == "acknowledged"
     prompt = {"session_id": "h1", "hook_event_name": "UserPromptSubmit", "cwd": str(root)}
     assert run(root, "hook", "deliver", stdin=prompt) == (0, "", "")
+
+
+def test_another_daemons_socket_is_not_answered_from_this_database(project: Path) -> None:
+    code, out, err = run(project, "session", "list", "--socket", str(project / "other.sock"))
+    assert (code, out) == (1, "")
+    assert err.startswith("error: No daemon running")
 
 
 def test_with_no_database_the_commands_still_say_how_to_start_one(

@@ -44,6 +44,15 @@ class UsageProblem(Exception):
     """A combination of options no command accepts; click reports it as a usage error."""
 
 
+def answers_from_store(option: str | None, socket: str) -> bool:
+    """Whether the workspace database may answer when no daemon does.
+
+    Yes unless ``--socket`` names another daemon than this workspace's: the commands the
+    reminders print carry the workspace's own socket, and must work with it down.
+    """
+    return option is None or socket == manual_socket(None)
+
+
 # ---------------------------------------------------------------- events list
 
 
@@ -112,8 +121,7 @@ def events_list(options: Options) -> int:
             params,
             as_json=fmt == "json",
             timeout_s=waited,
-            # With no daemon the database answers; an explicit --socket names a daemon.
-            stored=options.get("socket") is None,
+            stored=answers_from_store(options.get("socket"), socket),
         )
     except DaemonCallFailed:
         return 1
@@ -179,12 +187,13 @@ def events_ack(options: Options) -> int:
     if options.get("event_ids") is not None:
         params["eventIds"] = split_ids(options["event_ids"])
     try:
+        socket = manual_socket(options.get("socket"))
         result = ask(
-            manual_socket(options.get("socket")),
+            socket,
             "events.ack",
             params,
             as_json=as_json,
-            stored=options.get("socket") is None,
+            stored=answers_from_store(options.get("socket"), socket),
         )
     except DaemonCallFailed:
         return 1
@@ -230,12 +239,13 @@ def ack_text(reply: dict[str, Any]) -> str:
 def session_list(options: Options) -> int:
     as_json = options.get("output_format") == "json"
     try:
+        socket = manual_socket(options.get("socket"))
         records = ask(
-            manual_socket(options.get("socket")),
+            socket,
             "session.list",
             {},
             as_json=as_json,
-            stored=options.get("socket") is None,
+            stored=answers_from_store(options.get("socket"), socket),
         )
     except DaemonCallFailed:
         return 1
