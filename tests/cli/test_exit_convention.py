@@ -26,7 +26,6 @@ import pytest
 from agentmonitors.cli.app import cli
 from tests.waiting import wait_for
 
-
 EXE = str(Path(sys.executable).parent / "agentmonitors")
 SID = "{sid}"  # the session opened for the run
 EID = "{eid}"  # an event of that session
@@ -377,7 +376,7 @@ def test_every_command_follows_the_convention(isolated_environment: Path) -> Non
         assert run(root, ("hook", "deliver"), json.dumps(payload).encode())[0] == 0
         assert run(root, ("events", "ack", "--session", sid), b"")[0] == 0
         broken: list[str] = []
-        for path, cases in ROWS.items():
+        for cases in ROWS.values():
             for kind, raw, stdin in cases:
                 args = tuple(
                     arg.replace(SID, sid).replace(EID, eid).replace(OBJ, obj) for arg in raw
@@ -386,7 +385,8 @@ def test_every_command_follows_the_convention(isolated_environment: Path) -> Non
                 problem = judge(kind, args, code, out, err)
                 if problem is not None:
                     broken.append(
-                        f"{' '.join(args)}: {problem}\n  exit {code}\n  out {out[:300]!r}\n  err {err[:300]!r}"
+                        f"{' '.join(args)}: {problem}\n  exit {code}\n"
+                        f"  out {out[:300]!r}\n  err {err[:300]!r}"
                     )
         assert broken == [], "\n".join(broken)
     finally:

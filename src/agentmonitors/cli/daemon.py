@@ -13,7 +13,6 @@ import click
 from agentmonitors.cli import tick_once
 from agentmonitors.cli.daemon_once import once
 from agentmonitors.cli.output import dump_json, format_option, report_error
-from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
 from agentmonitors.runtime.human import human_duration
 from agentmonitors.workspace import (
     DEFAULT_POLL_MS,
@@ -348,7 +347,9 @@ def stop(socket: str | None, workspace: str | None, output_format: str) -> int:
         elif error.timed_out:
             said = unreachable_text(socket_path, "stop", REQUEST_TIMEOUT_S)
         else:
-            said = NO_DAEMON_MESSAGE
+            from agentmonitors.cli.daemon_calls import no_daemon_text
+
+            said = no_daemon_text(workspace)
         click.echo(f"error: {said}", err=True)
         if as_json:
             click.echo(dump_json({"stopped": False, "pid": None, "socketPath": socket_path}))

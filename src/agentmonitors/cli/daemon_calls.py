@@ -35,6 +35,27 @@ def unreachable_text(socket_path: str, method: str, waited_s: float) -> str:
     )
 
 
+NOT_ENABLED_NO_DAEMON = (
+    "No daemon running, and this folder is not an enabled project, so none starts here:"
+    " run `agentmonitors init --enable-only` in the project root (a Claude Code session"
+    " then starts its daemon), or pass --socket if a daemon listens elsewhere."
+)
+
+
+def no_daemon_text(workspace: str | None = None) -> str:
+    """What to say when no daemon answers: how to start one, where one can start.
+
+    ``daemon start`` refuses a folder that is not an enabled project, so there the first
+    step is to enable it (every suggested command must succeed where it is suggested).
+    """
+    from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
+    from agentmonitors.workspace import read_local_state, resolve_workspace
+
+    if read_local_state(resolve_workspace(workspace)).enabled:
+        return NO_DAEMON_MESSAGE
+    return NOT_ENABLED_NO_DAEMON
+
+
 class DaemonCallFailed(Exception):
     """Already reported to the user; the command exits 1."""
 
@@ -66,7 +87,7 @@ def ask(
         DaemonRefusedError,
         call,
     )
-    from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE, REQUEST_TIMEOUT_S
+    from agentmonitors.daemon.protocol import REQUEST_TIMEOUT_S
 
     waited = REQUEST_TIMEOUT_S if timeout_s is None else timeout_s
     try:
@@ -78,7 +99,7 @@ def ask(
         if stored and not error.timed_out:
             return _from_store(method, params, as_json)
         print_error(
-            unreachable_text(socket_path, method, waited) if error.timed_out else NO_DAEMON_MESSAGE
+            unreachable_text(socket_path, method, waited) if error.timed_out else no_daemon_text()
         )
         raise DaemonCallFailed from None
     except DaemonError as error:
@@ -99,7 +120,7 @@ def _from_store(method: str, params: dict[str, Any], as_json: bool) -> Any:
     try:
         answer = stored_answer(method, params)
     except NothingStored:
-        print_error(NO_DAEMON_MESSAGE)
+        print_error(no_daemon_text())
         raise DaemonCallFailed from None
     except SessionNotFound as error:
         report_error(f"{error}. {SESSION_HINT}", as_json)

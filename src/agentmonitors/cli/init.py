@@ -263,7 +263,9 @@ def _bootstrap(
         )
     shown_dir = display_path(monitors_dir)
     click.echo("\nWhat happens next")
-    click.echo(f"  • Check your monitors any time:  agentmonitors validate {shown_dir}")
+    if os.path.isdir(monitors_dir):
+        # Suggested only where it succeeds: validating a folder that is not there fails.
+        click.echo(f"  • Check your monitors any time:  agentmonitors validate {shown_dir}")
     if created is None:
         click.echo(
             "  • Add a monitor:  agentmonitors init <name> --type <"

@@ -28,6 +28,7 @@ a ``follow`` transport heartbeat, which also keeps the daemon from idling out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -247,10 +248,8 @@ class Follower:
             reason = "stopped"
         if reason.startswith("error: "):
             # The one failure line every command ends with (docs/cli.md).
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 print(f"{reason} (agentmonitors events follow)", file=self.err, flush=True)
-            except (OSError, ValueError):
-                pass
             return 1
         self.note(reason)
         return 0
