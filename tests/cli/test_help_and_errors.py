@@ -119,7 +119,7 @@ def test_session_list_table_has_headers() -> None:
         },
     ]
     lines = sessions_table(records).splitlines()
-    assert lines[0].split() == ["ID", "Status", "Host", "Agent", "Last", "active", "Workspace"]
+    assert lines[0].split() == ["ID", "Status", "Host", "Identity", "Last", "active", "Workspace"]
     assert lines[1].split() == [
         "01JSESSIONAAAAAAAAAAAAAAAA",
         "active",

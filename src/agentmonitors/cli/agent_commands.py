@@ -260,7 +260,7 @@ def session_list(options: Options) -> int:
 
 def sessions_table(records: list[dict[str, Any]]) -> str:
     return text_table(
-        ("ID", "Status", "Host", "Agent", "Last active", "Workspace"),
+        ("ID", "Status", "Host", "Identity", "Last active", "Workspace"),
         (
             (
                 record["id"],
@@ -300,7 +300,7 @@ QUICK_OPTIONS: dict[tuple[str, str], dict[str, tuple[str, str, tuple[str, ...] |
         "--session": ("session_id", VALUE, None),
         "--socket": _SOCKET,
         "--event-ids": ("event_ids", VALUE, None),
-        "--format": ("output_format", VALUE, ("json", "text")),
+        "--format": ("output_format", VALUE, ("text", "json")),
     },
     ("session", "list"): {
         "--socket": _SOCKET,

@@ -14,14 +14,17 @@ import click
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "channel": ("agentmonitors.cli.channel", "The optional MCP channel (channel serve)."),
-    "daemon": ("agentmonitors.cli.daemon", "Run, start, stop and inspect the workspace daemon."),
+    "daemon": (
+        "agentmonitors.cli.daemon",
+        "The workspace daemon: once, run, start, status, stop.",
+    ),
     "doctor": (
         "agentmonitors.cli.doctor",
         "Check the workspace end to end: monitors, daemon, sessions, delivery.",
     ),
     "demo": ("agentmonitors.cli.demo", "Run the authoring loop on an example workspace."),
-    "monitor": ("agentmonitors.cli.monitor", "One monitor: test, history, explain."),
-    "events": ("agentmonitors.cli.events", "A session's events: list and acknowledge."),
+    "monitor": ("agentmonitors.cli.monitor", "One monitor: test, approve, history, explain."),
+    "events": ("agentmonitors.cli.events", "A session's events: list, acknowledge, follow."),
     "hook": ("agentmonitors.cli.hook", "Deliveries at agent hooks (deliver, claim)."),
     "session": ("agentmonitors.cli.session", "Agent sessions: start, end, open, close, list."),
     "init": ("agentmonitors.cli.init", "Bootstrap a project (no name) or scaffold a monitor."),
@@ -46,7 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "A session's changes: received, pending, armed (read-only).",
     ),
     "scan": ("agentmonitors.cli.scan", "Find and summarise the monitors in a folder."),
-    "schema": ("agentmonitors.cli.schema", "JSON Schema for MONITOR.md frontmatter."),
+    "schema": ("agentmonitors.cli.schema", "JSON Schema for MONITOR.md frontmatter (generate)."),
     "source": (
         "agentmonitors.cli.source",
         "Observation sources: list, search, install, update, remove.",

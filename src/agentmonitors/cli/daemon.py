@@ -65,7 +65,7 @@ def _daemon_options(
 
 
 def _run_options(function: Any) -> Any:
-    function = click.argument("monitors_dir", required=False)(function)
+    function = click.argument("monitors_dir", required=False, metavar="[DIR]")(function)
     function = click.option(
         "--workspace", help="Project directory (default: the current project)."
     )(function)
@@ -100,7 +100,11 @@ def _check_numbers(poll_ms: int, reap_after_ms: int) -> str | None:
     return None
 
 
-@command.command("run", help="Run the daemon in the foreground (or --detach it).")
+@command.command(
+    "run",
+    help="Run the daemon in the foreground (or --detach it) over the monitors in DIR"
+    " (default: <project>/.claude/monitors).",
+)
 @_run_options
 @click.option("--detach", is_flag=True, help="Start in the background and return.")
 def run(
@@ -135,7 +139,11 @@ def run(
     return _foreground(options, log)
 
 
-@command.command("start", help="Start the daemon in the background (same as run --detach).")
+@command.command(
+    "start",
+    help="Start the daemon in the background (same as run --detach) over the monitors in DIR"
+    " (default: <project>/.claude/monitors).",
+)
 @_run_options
 def start(
     monitors_dir: str | None,

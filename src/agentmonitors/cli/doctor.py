@@ -74,7 +74,10 @@ def _in_process(
     "doctor", help="Check the workspace end to end: monitors, daemon, sessions, delivery."
 )
 @click.option(
-    "--dir", "monitors_dir", help="Monitors folder (default: <workspace>/.claude/monitors)."
+    "--dir",
+    "monitors_dir",
+    metavar="DIR",
+    help="Monitors folder (default: <project>/.claude/monitors).",
 )
 @click.option("--workspace", help="Project directory (default: the current project).")
 @click.option("--socket", help="Unix socket of the daemon.")

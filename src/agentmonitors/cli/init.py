@@ -296,7 +296,10 @@ def _complete_type(
 )
 @click.argument("name", required=False)
 @click.option(
-    "--dir", "monitors_dir", help="Monitors folder (default: <project>/.claude/monitors)."
+    "--dir",
+    "monitors_dir",
+    metavar="DIR",
+    help="Monitors folder (default: <project>/.claude/monitors).",
 )
 @click.option(
     "--type",

@@ -220,7 +220,12 @@ def _not_defined(report: dict[str, Any]) -> bool:
 
 @command.command("explain", help="Why a monitor did or did not reach a session, stage by stage.")
 @click.argument("monitor_id", shell_complete=complete_monitor_id)
-@click.option("--dir", "monitors_dir", help="Monitors folder (default: .claude/monitors).")
+@click.option(
+    "--dir",
+    "monitors_dir",
+    metavar="DIR",
+    help="Monitors folder (default: <project>/.claude/monitors).",
+)
 @click.option("--workspace", help="Project directory (default: the current project).")
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option(

@@ -38,7 +38,13 @@ def report_as_json(report: ValidationReport) -> dict[str, object]:
             {"id": dup.id, "filePaths": list(dup.file_paths)} for dup in report.scan.duplicate_ids
         ],
         "errors": [
-            {"filePath": error.key, "error": error.error, "paths": list(error.paths)}
+            # ``filePath`` holds the monitor id (the reference's name, kept); ``id`` says so.
+            {
+                "id": error.key,
+                "filePath": error.key,
+                "error": error.error,
+                "paths": list(error.paths),
+            }
             for error in report.errors
         ],
         "warnings": [

@@ -62,9 +62,18 @@ def _pick_monitor(definitions: Any, monitor_id: str | None) -> Any:
     return f"no monitor {monitor_id} (monitors: {', '.join(known) or 'none found'})"
 
 
-@click.command("verify", help="Prove a monitor delivers end to end: change, event, context.")
+@click.command(
+    "verify",
+    help="Prove a monitor delivers end to end: change, event, context. MONITOR_ID names the"
+    " monitor; it may be left out only when the folder holds a single monitor.",
+)
 @click.argument("monitor_id", required=False, shell_complete=complete_monitor_id)
-@click.option("--dir", "monitors_dir", help="Monitors folder (default: .claude/monitors).")
+@click.option(
+    "--dir",
+    "monitors_dir",
+    metavar="DIR",
+    help="Monitors folder (default: <project>/.claude/monitors).",
+)
 @click.option("--workspace", help="Project directory (default: the current project).")
 @click.option("--trigger-cmd", help="Shell command that makes the change (run after baseline).")
 @click.option("--manual", is_flag=True, help="Wait for you to make the change yourself.")
