@@ -82,6 +82,6 @@ def _list(service: Any, params: dict[str, Any]) -> Any:
         since_baseline=bool(params.get("sinceBaseline", False)),
     )
     with service.db.read() as conn:
-        sessions.get_session(conn, query.session_id)  # an unknown session is an error
+        sessions.get_session(conn, params["sessionId"])  # an unknown session is an error
         page = page_events(conn, query, params.get("limit"))
     return {"events": page.records, "total": page.total}
