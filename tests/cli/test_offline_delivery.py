@@ -122,4 +122,4 @@ def test_with_no_database_the_commands_still_say_how_to_start_one(
     for args in (("session", "list"), ("events", "list", "--session", "s")):
         code, out, err = run(isolated_environment, *args)
         assert (code, out) == (1, "")
-        assert err.startswith("error: No daemon running for this workspace")
+        assert err.startswith("error: No daemon running")
