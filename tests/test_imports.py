@@ -254,9 +254,9 @@ def test_what_the_quick_path_cannot_parse_goes_to_click(isolated_environment: Pa
     assert "click" in helped.heavy
 
     bad = run_hook_command(["events", "list", "--session", "s", "--limit", "0"], {}, tmp_path)
-    assert bad.code == 1
+    assert bad.code == 2  # a usage error
     assert bad.err.startswith("error: Invalid value for '--limit': 0 is not in the range x>=1.")
 
     missing = run_hook_command(["events", "ack"], {}, tmp_path)
-    assert missing.code == 1
+    assert missing.code == 2
     assert missing.err.startswith("error: Missing option '--session'.")

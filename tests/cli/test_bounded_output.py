@@ -154,7 +154,7 @@ def test_a_backlog_of_20000_events_lists_as_the_newest_50_and_says_what_is_left(
 
 def test_limit_and_all_together_are_a_usage_error(run_cli: Run) -> None:
     result = run_cli("events", "list", "--session", "s", "--limit", "5", "--all")
-    assert result.code == 1
+    assert result.code == 2
     assert result.out == ""
     assert result.err.splitlines()[0] == "error: --limit and --all cannot be used together."
 
@@ -162,7 +162,7 @@ def test_limit_and_all_together_are_a_usage_error(run_cli: Run) -> None:
 @pytest.mark.parametrize("limit", ["0", "-1", "many"])
 def test_a_bad_limit_names_the_flag(run_cli: Run, limit: str) -> None:
     result = run_cli("events", "list", "--session", "s", "--limit", limit)
-    assert result.code == 1
+    assert result.code == 2
     assert result.err.startswith("error: Invalid value for '--limit'")
 
 

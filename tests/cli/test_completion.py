@@ -126,7 +126,7 @@ def test_session_ids_come_from_the_daemon_then_the_database(
     ]
     assert all(opened)
     listed = run_cli("session", "list").out.splitlines()
-    assert listed[0].split() == ["ID", "Status", "Host", "Agent", "Last", "active", "Workspace"]
+    assert listed[0].split() == ["ID", "Status", "Host", "Identity", "Last", "active", "Workspace"]
     assert sorted(line.split()[0] for line in listed[1:]) == sorted(opened)
     for words in (
         "agentmonitors events list --session ",

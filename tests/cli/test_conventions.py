@@ -24,10 +24,10 @@ def make_monitor(name: str = "docs") -> None:
     )
 
 
-def test_usage_errors_exit_1_with_one_error_line(run_cli: Run) -> None:
+def test_usage_errors_exit_2_with_one_error_line(run_cli: Run) -> None:
     for args in (("validate", "--format", "xml"), ("scan", "--bogus"), ("nope",)):
         result = run_cli(*args)
-        assert result.code == 1
+        assert result.code == 2
         assert result.err.startswith("error: ")
         assert len(result.err.strip().splitlines()) == 1
         assert result.out == ""
@@ -98,6 +98,8 @@ def test_errors_go_to_stdout_as_json_or_stderr_as_text(run_cli: Run) -> None:
     as_json = run_cli("scan", "missing-dir", "--format", "json")
     assert as_json.code == 1
     assert json.loads(as_json.out) == {"error": 'path "missing-dir" does not exist'}
+    # The JSON object stays for scripts; the reason is on stderr under every format.
+    assert as_json.err.strip() == 'error: path "missing-dir" does not exist'
     as_text = run_cli("scan", "missing-dir", "--format", "text")
     assert as_text.code == 1
     assert as_text.out == ""
@@ -120,5 +122,5 @@ def test_console_script_and_completion(tmp_path: Path) -> None:
     done = subprocess.run([str(exe)], env=env, capture_output=True, text=True, check=False)
     assert "validate" in done.stdout
     bad = subprocess.run([str(exe), "scan", "--nope"], capture_output=True, text=True, check=False)
-    assert bad.returncode == 1
+    assert bad.returncode == 2
     assert bad.stderr.startswith("error: ")

@@ -161,9 +161,10 @@ def test_history_falls_back_to_the_database(workspace: Path, run_cli: Run) -> No
     run_cli("daemon", "once")
     text = run_cli("monitor", "history", "notes", "--format", "text")
     assert text.code == 0
+    # The notice is about the answer: stderr, so stdout stays the listing alone.
+    assert text.err == "No daemon running — showing persisted state from the last tick.\n"
     lines = text.out.splitlines()
-    assert lines[0] == "No daemon running — showing persisted state from the last tick."
-    created, rest = lines[1].split("  ", 1)
+    created, rest = lines[0].split("  ", 1)
     assert created.endswith("Z")
     assert rest == "no-change   notes  (file-fingerprint)"
     rows = run_cli("monitor", "history", "--format", "json").json()
@@ -173,7 +174,7 @@ def test_history_falls_back_to_the_database(workspace: Path, run_cli: Run) -> No
 
 def test_history_dir_flag_points_at_workspace(workspace: Path, run_cli: Run) -> None:
     result = run_cli("monitor", "history", "--dir", "x")
-    assert result.code == 1
+    assert result.code == 2  # a usage error
     assert "monitor history scopes by --workspace (the project directory), not --dir." in result.err
 
 
@@ -196,7 +197,9 @@ def test_explain_a_broken_definition_still_prints_the_report(workspace: Path, ru
     bad.mkdir()
     (bad / "MONITOR.md").write_text("---\nwatch:\n  type: nope\n---\nx\n")
     result = run_cli("monitor", "explain", "bad", "--format", "json")
-    assert result.code == 0
+    # A failing stage is a failure: exit 1, the verdict on stderr, the report on stdout.
+    assert result.code == 1
+    assert result.err.startswith("error: monitor bad: Monitor definition is invalid")
     report = result.json()
     assert report["verdict"]["status"] == "failure"
     assert report["verdict"]["stage"] == "definition"
@@ -206,7 +209,7 @@ def test_explain_an_id_whose_file_is_gone_shows_its_history(workspace: Path, run
     run_cli("daemon", "once")
     (workspace / ".claude" / "monitors" / "notes" / "MONITOR.md").unlink()
     result = run_cli("monitor", "explain", "notes", "--format", "json")
-    assert result.code == 0
+    assert result.code == 1  # its definition is gone: the definition stage fails
     assert [row["monitorId"] for row in result.json()["observations"]] == ["notes"]
 
 
@@ -225,7 +228,8 @@ def test_explain_with_persisted_state_carries_a_notice(workspace: Path, run_cli:
         "delivery",
     ]
     text = run_cli("monitor", "explain", "notes", "--format", "text")
-    assert text.out.splitlines()[1] == "Monitor notes"
+    assert text.err == report["notice"] + "\n"
+    assert text.out.splitlines()[0] == "Monitor notes"
     assert text.out.splitlines()[-1].startswith("Verdict: ")
 
 

@@ -131,10 +131,10 @@ def test_what_the_quick_parser_cannot_read_is_click_s(workspace: Path, run_cli: 
     assert helped.code == 0
     assert "--force" in helped.out
     bad = run_cli("daemon", "once", "--format", "yaml")
-    assert bad.code == 1
+    assert bad.code == 2
     assert bad.err.startswith("error: Invalid value for '--format': 'yaml' is not one of")
     extra = run_cli("daemon", "once", "a", "b")
-    assert extra.code == 1
+    assert extra.code == 2
     assert extra.err.startswith("error: Got unexpected extra argument (b)")
 
 

@@ -119,7 +119,7 @@ def test_session_list_table_has_headers() -> None:
         },
     ]
     lines = sessions_table(records).splitlines()
-    assert lines[0].split() == ["ID", "Status", "Host", "Agent", "Last", "active", "Workspace"]
+    assert lines[0].split() == ["ID", "Status", "Host", "Identity", "Last", "active", "Workspace"]
     assert lines[1].split() == [
         "01JSESSIONAAAAAAAAAAAAAAAA",
         "active",
@@ -162,9 +162,14 @@ FAILURES = [
 ]
 
 
+USAGE_ERRORS = {"unknown-command", "unknown-option", "init-enable-only-with-name"}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("args", FAILURES)
-def test_failures_start_with_one_form_of_error(isolated_environment: Path, args: list[str]) -> None:
+def test_failures_start_with_one_form_of_error(
+    isolated_environment: Path, args: list[str], request: pytest.FixtureRequest
+) -> None:
     done = subprocess.run(
         [str(EXE), *args],
         env={**os.environ},
@@ -174,7 +179,8 @@ def test_failures_start_with_one_form_of_error(isolated_environment: Path, args:
         timeout=60,
         check=False,
     )
-    assert done.returncode == 1, done.stderr
+    usage = request.node.callspec.id in USAGE_ERRORS
+    assert done.returncode == (2 if usage else 1), done.stderr
     assert done.stdout == ""
     assert done.stderr.startswith("error: "), done.stderr
 

@@ -112,7 +112,7 @@ def test_bad_requests_say_why(env: Env, tmp_path: Path) -> None:
     assert unknown.returncode == 1
     assert 'No installed plugin provides source "no-such-source"' in unknown.stderr
     usage = env.run("install")
-    assert usage.returncode == 1 and "Missing argument 'REQUIREMENTS...'" in usage.stderr
+    assert usage.returncode == 2 and "Missing argument 'REQUIREMENTS...'" in usage.stderr
 
     missing = env.run("install", "agentmonitors-no-such-package")
     assert missing.returncode == 1

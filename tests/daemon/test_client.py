@@ -231,6 +231,6 @@ def test_monitor_history_and_explain_say_a_silent_daemon_is_busy(
     assert main(["daemon", "once"]) == 0
     capsys.readouterr()
     assert main(["monitor", "history", "--socket", sock, "--format", "text"]) == 0
-    assert capsys.readouterr().out.startswith(BUSY_NOTICE)
+    assert capsys.readouterr().err.startswith(BUSY_NOTICE)  # a notice: stderr
     assert main(["monitor", "explain", "notes", "--socket", sock, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["notice"] == BUSY_NOTICE

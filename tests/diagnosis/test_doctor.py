@@ -301,7 +301,7 @@ def test_text_output_has_header_transports_glyphs_remediations_and_summary(
 
 def test_bad_format_is_a_usage_error(run_cli: Run) -> None:
     result = run_cli("doctor", "--format", "yaml")
-    assert result.code == 1
+    assert result.code == 2
     assert result.err.startswith("error: ")
 
 

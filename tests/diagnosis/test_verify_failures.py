@@ -164,9 +164,9 @@ def test_both_trigger_modes_or_an_empty_command_are_usage_errors(
     both = agentmonitors(work, "verify", "--manual", "--trigger-cmd", "true")
     empty = agentmonitors(work, "verify", "--trigger-cmd", " ")
 
-    assert (both.returncode, both.stdout) == (1, "")
+    assert (both.returncode, both.stdout) == (2, "")
     assert both.stderr == "error: --trigger-cmd and --manual cannot be used together\n"
-    assert (empty.returncode, empty.stderr) == (1, "error: --trigger-cmd must not be empty\n")
+    assert (empty.returncode, empty.stderr) == (2, "error: --trigger-cmd must not be empty\n")
 
 
 def test_an_unknown_monitor_lists_the_known_ones(isolated_environment: Path) -> None:

@@ -535,6 +535,6 @@ def test_started_in_a_subfolder_it_binds_to_the_enclosing_project(project: Proje
 def test_poll_ms_must_be_a_positive_whole_number(run_cli: Run) -> None:
     for bad in ("0", "-5", "1.5", "soon"):
         result = run_cli("channel", "serve", "--poll-ms", bad)
-        assert result.code == 1, bad
+        assert result.code == 2, bad
         lines = result.err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: Invalid value for '--poll-ms'")

@@ -147,8 +147,11 @@ def test_a_cursor_session_registers_gets_followups_at_stop_and_ends(project: Cur
     project.change()
     # A tool call would have carried the reminder; Cursor would drop it, so nothing.
     code, out, err = cursor(["hook", "deliver"], fixture("postToolUse", project.ws))
-    assert (code, out) == (0, "{}")
-    assert "does not map to a delivery lifecycle (only stop and sessionStart do)" in err
+    assert (code, out, err) == (0, "{}", "")
+    debugged = hook(
+        ["hook", "deliver", "--host", "cursor", "--debug"], fixture("postToolUse", project.ws)
+    )
+    assert "does not map to a delivery lifecycle (only stop and sessionStart do)" in debugged[2]
 
     code, out, err = cursor(["hook", "deliver"], fixture("stop", project.ws))
     assert (code, err) == (0, "")

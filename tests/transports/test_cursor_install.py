@@ -93,7 +93,7 @@ def test_a_file_that_cannot_be_merged_is_left_alone(
 
 def test_host_goes_with_init_without_a_name(isolated_environment: Path, run_cli: Run) -> None:
     result = run_cli("init", "notes", "--host", "cursor")
-    assert result.code == 1
+    assert result.code == 2  # a usage error
     assert result.err.strip() == (
         "error: --enable-only and --host apply only to `init` without a name"
     )

@@ -32,7 +32,7 @@ def test_a_missing_session_names_the_option_and_where_to_find_one(
     run_cli: Run, command: str
 ) -> None:
     result: CliResult = run_cli("events", command)
-    assert result.code == 1
+    assert result.code == 2
     assert result.out == ""
     assert result.err == f"error: Missing option '--session'.\n{SESSION_HINT}\n"
 
@@ -40,7 +40,7 @@ def test_a_missing_session_names_the_option_and_where_to_find_one(
 @pytest.mark.parametrize("scope", ["filePath", "a=1,b", "=x", ""])
 def test_a_malformed_scope_is_a_usage_error_naming_the_flag(run_cli: Run, scope: str) -> None:
     result = run_cli("events", "list", "--session", "s", "--scope", scope)
-    assert result.code == 1
+    assert result.code == 2
     assert result.out == ""
     first = result.err.splitlines()[0]
     assert first.startswith("error: Invalid value for '--scope': expected key=value pairs")

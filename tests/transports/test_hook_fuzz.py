@@ -1,4 +1,5 @@
-"""Every hook command, for every host, survives any stdin: exit 0 and the host's "nothing".
+"""Every hook command, for every host, survives any stdin: exit 0, the host's "nothing"
+on stdout and not a word on stderr (the reason is said under ``--debug`` only).
 
 A seeded, deterministic corpus of about a thousand payloads (random bytes, real
 Claude Code, Codex and Cursor payloads truncated and mutated, NUL and lone surrogates
@@ -256,7 +257,7 @@ def test_every_hook_says_nothing_and_exits_0_on_any_stdin(
                 capsys.readouterr()
                 code = main([*command, "--host", host])
                 out, err = capsys.readouterr()
-                if (code, out) != (0, nothing) or "Traceback" in err:
+                if (code, out, err) != (0, nothing, ""):
                     failures.append((kind, host, command, code, out[:200], err[-300:]))
     assert failures == [], summary(failures)
 
@@ -298,7 +299,7 @@ def test_the_console_script_says_nothing_and_exits_0_on_a_sample(
             env=env,
         )
         nothing = adapter_for(host).nothing.encode()
-        if (done.returncode, done.stdout) != (0, nothing) or b"Traceback" in done.stderr:
+        if (done.returncode, done.stdout, done.stderr) != (0, nothing, b""):
             failures.append((kind, host, command, done.returncode, done.stderr[-300:]))
     assert failures == [], summary(failures)
 

@@ -23,7 +23,7 @@ from agentmonitors.cli.output import (
     dump_json,
     echo,
     emit,
-    report_error,
+    print_error,
     resolve_format,
     text_table,
 )
@@ -42,6 +42,15 @@ DEFAULT_LIST_LIMIT = 50
 
 class UsageProblem(Exception):
     """A combination of options no command accepts; click reports it as a usage error."""
+
+
+def answers_from_store(option: str | None, socket: str) -> bool:
+    """Whether the workspace database may answer when no daemon does.
+
+    Yes unless ``--socket`` names another daemon than this workspace's: the commands the
+    reminders print carry the workspace's own socket, and must work with it down.
+    """
+    return option is None or socket == manual_socket(None)
 
 
 # ---------------------------------------------------------------- events list
@@ -106,7 +115,14 @@ def events_list(options: Options) -> int:
         # An unbounded list is as large as the store: its reply may take longer than
         # the protocol's request timeout to build and send on a busy machine.
         waited = UNBOUNDED_LIST_TIMEOUT_S if cap is None else None
-        reply = ask(socket, "events.list", params, as_json=fmt == "json", timeout_s=waited)
+        reply = ask(
+            socket,
+            "events.list",
+            params,
+            as_json=fmt == "json",
+            timeout_s=waited,
+            stored=answers_from_store(options.get("socket"), socket),
+        )
     except DaemonCallFailed:
         return 1
     if fmt == "toon" and isinstance(reply, dict) and isinstance(reply.get("rendered"), str):
@@ -171,21 +187,28 @@ def events_ack(options: Options) -> int:
     if options.get("event_ids") is not None:
         params["eventIds"] = split_ids(options["event_ids"])
     try:
-        result = ask(manual_socket(options.get("socket")), "events.ack", params, as_json=as_json)
+        socket = manual_socket(options.get("socket"))
+        result = ask(
+            socket,
+            "events.ack",
+            params,
+            as_json=as_json,
+            stored=answers_from_store(options.get("socket"), socket),
+        )
     except DaemonCallFailed:
         return 1
     reply: dict[str, Any] = result if isinstance(result, dict) else {"ok": True}
     unknown = reply.get("unknownEventIds")
     if as_json:
         echo(dump_json(reply))
-        return 1 if unknown else 0
     if unknown:
-        return report_error(
+        return print_error(
             f"no such event for session {session_id}: {', '.join(unknown)} (the others, if any, "
             f"were acknowledged). See `agentmonitors events list --session {session_id}`; "
-            + SESSION_HINT,
-            False,
+            + SESSION_HINT
         )
+    if as_json:
+        return 0
     echo(ack_text(reply))
     return 0
 
@@ -216,7 +239,14 @@ def ack_text(reply: dict[str, Any]) -> str:
 def session_list(options: Options) -> int:
     as_json = options.get("output_format") == "json"
     try:
-        records = ask(manual_socket(options.get("socket")), "session.list", {}, as_json=as_json)
+        socket = manual_socket(options.get("socket"))
+        records = ask(
+            socket,
+            "session.list",
+            {},
+            as_json=as_json,
+            stored=answers_from_store(options.get("socket"), socket),
+        )
     except DaemonCallFailed:
         return 1
     if as_json:
@@ -230,7 +260,7 @@ def session_list(options: Options) -> int:
 
 def sessions_table(records: list[dict[str, Any]]) -> str:
     return text_table(
-        ("ID", "Status", "Host", "Agent", "Last active", "Workspace"),
+        ("ID", "Status", "Host", "Identity", "Last active", "Workspace"),
         (
             (
                 record["id"],
@@ -270,7 +300,7 @@ QUICK_OPTIONS: dict[tuple[str, str], dict[str, tuple[str, str, tuple[str, ...] |
         "--session": ("session_id", VALUE, None),
         "--socket": _SOCKET,
         "--event-ids": ("event_ids", VALUE, None),
-        "--format": ("output_format", VALUE, ("json", "text")),
+        "--format": ("output_format", VALUE, ("text", "json")),
     },
     ("session", "list"): {
         "--socket": _SOCKET,

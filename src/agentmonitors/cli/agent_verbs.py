@@ -17,6 +17,7 @@ from agentmonitors.cli.output import (
     echo,
     emit,
     format_option,
+    print_error,
     report_error,
     resolve_format,
 )
@@ -105,15 +106,15 @@ def _ambiguous(result: Mapping[str, Any], fmt: OutputFormat, flags: str) -> int:
 
     if fmt == "json":
         emit(result, fmt, str)
-        return 1
+        return print_error(result["error"])
     keys = [f"  {key}" for key in result["objectKeys"]]
     more = result.get("moreObjectKeys") or 0
     if more:
         command = f"agentmonitors summary {shell_arg(result['monitorId'])}{flags} --all"
         keys.append(f"  … and {more} more; `{command}` lists every object")
-    report_error(result["error"], False)
-    echo("\n".join(keys), err=True)
-    return 1
+    # The keys to choose from are the answer (stdout); the reason is the one stderr line.
+    echo("\n".join(keys))
+    return print_error(result["error"])
 
 
 _workspace = click.option("--workspace", help="Project directory (default: the current project).")

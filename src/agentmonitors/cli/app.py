@@ -1,8 +1,8 @@
 """The click application behind ``agentmonitors``.
 
 Subcommands are imported only when invoked, so ``--help`` and each command pay for
-their own imports alone. Usage errors print one ``error: …`` line and exit 1; every
-command returns 0 or 1.
+their own imports alone. Usage errors print one ``error: …`` line and exit 2; every
+command returns 0 or 1 (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -14,14 +14,17 @@ import click
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "channel": ("agentmonitors.cli.channel", "The optional MCP channel (channel serve)."),
-    "daemon": ("agentmonitors.cli.daemon", "Run, start, stop and inspect the workspace daemon."),
+    "daemon": (
+        "agentmonitors.cli.daemon",
+        "The workspace daemon: once, run, start, status, stop.",
+    ),
     "doctor": (
         "agentmonitors.cli.doctor",
         "Check the workspace end to end: monitors, daemon, sessions, delivery.",
     ),
     "demo": ("agentmonitors.cli.demo", "Run the authoring loop on an example workspace."),
-    "monitor": ("agentmonitors.cli.monitor", "One monitor: test, history, explain."),
-    "events": ("agentmonitors.cli.events", "A session's events: list and acknowledge."),
+    "monitor": ("agentmonitors.cli.monitor", "One monitor: test, approve, history, explain."),
+    "events": ("agentmonitors.cli.events", "A session's events: list, acknowledge, follow."),
     "hook": ("agentmonitors.cli.hook", "Deliveries at agent hooks (deliver, claim)."),
     "session": ("agentmonitors.cli.session", "Agent sessions: start, end, open, close, list."),
     "init": ("agentmonitors.cli.init", "Bootstrap a project (no name) or scaffold a monitor."),
@@ -46,7 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "A session's changes: received, pending, armed (read-only).",
     ),
     "scan": ("agentmonitors.cli.scan", "Find and summarise the monitors in a folder."),
-    "schema": ("agentmonitors.cli.schema", "JSON Schema for MONITOR.md frontmatter."),
+    "schema": ("agentmonitors.cli.schema", "JSON Schema for MONITOR.md frontmatter (generate)."),
     "source": (
         "agentmonitors.cli.source",
         "Observation sources: list, search, install, update, remove.",
@@ -88,9 +91,13 @@ def run(args: list[str]) -> int:
         args = ["--help"]
     try:
         result: Any = cli.main(args, prog_name="agentmonitors", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as error:
+        # A group named alone asks what it holds: its help, as ``agentmonitors`` alone.
+        click.echo(error.ctx.get_help() if error.ctx is not None else "")
+        return 0
     except click.exceptions.UsageError as error:
         click.echo(f"error: {error.format_message()}", err=True)
-        return 1
+        return 2
     except click.exceptions.Abort:
         click.echo("error: aborted", err=True)
         return 1
@@ -100,5 +107,5 @@ def run(args: list[str]) -> int:
     except BrokenPipeError:
         return 1
     if isinstance(result, int):
-        return 0 if result == 0 else 1
+        return result if result in (0, 1, 2) else 1
     return 0

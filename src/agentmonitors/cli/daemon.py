@@ -13,7 +13,6 @@ import click
 from agentmonitors.cli import tick_once
 from agentmonitors.cli.daemon_once import once
 from agentmonitors.cli.output import dump_json, format_option, report_error
-from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
 from agentmonitors.runtime.human import human_duration
 from agentmonitors.workspace import (
     DEFAULT_POLL_MS,
@@ -78,7 +77,7 @@ def _boot_session(value: str | None) -> tuple[str, str] | None:
 
 
 def _run_options(function: Any) -> Any:
-    function = click.argument("monitors_dir", required=False)(function)
+    function = click.argument("monitors_dir", required=False, metavar="[DIR]")(function)
     function = click.option(
         "--workspace", help="Project directory (default: the current project)."
     )(function)
@@ -113,7 +112,11 @@ def _check_numbers(poll_ms: int, reap_after_ms: int) -> str | None:
     return None
 
 
-@command.command("run", help="Run the daemon in the foreground (or --detach it).")
+@command.command(
+    "run",
+    help="Run the daemon in the foreground (or --detach it) over the monitors in DIR"
+    " (default: <project>/.claude/monitors).",
+)
 @_run_options
 @click.option("--detach", is_flag=True, help="Start in the background and return.")
 # Set by `session start` when it boots the daemon: that session is registered before
@@ -157,7 +160,11 @@ def run(
     return _foreground(options, log)
 
 
-@command.command("start", help="Start the daemon in the background (same as run --detach).")
+@command.command(
+    "start",
+    help="Start the daemon in the background (same as run --detach) over the monitors in DIR"
+    " (default: <project>/.claude/monitors).",
+)
 @_run_options
 def start(
     monitors_dir: str | None,
@@ -369,7 +376,9 @@ def stop(socket: str | None, workspace: str | None, output_format: str) -> int:
         elif error.timed_out:
             said = unreachable_text(socket_path, "stop", REQUEST_TIMEOUT_S)
         else:
-            said = NO_DAEMON_MESSAGE
+            from agentmonitors.cli.daemon_calls import no_daemon_text
+
+            said = no_daemon_text(workspace)
         click.echo(f"error: {said}", err=True)
         if as_json:
             click.echo(dump_json({"stopped": False, "pid": None, "socketPath": socket_path}))

@@ -35,6 +35,27 @@ def unreachable_text(socket_path: str, method: str, waited_s: float) -> str:
     )
 
 
+NOT_ENABLED_NO_DAEMON = (
+    "No daemon running, and this folder is not an enabled project, so none starts here:"
+    " run `agentmonitors init --enable-only` in the project root (a Claude Code session"
+    " then starts its daemon), or pass --socket if a daemon listens elsewhere."
+)
+
+
+def no_daemon_text(workspace: str | None = None) -> str:
+    """What to say when no daemon answers: how to start one, where one can start.
+
+    ``daemon start`` refuses a folder that is not an enabled project, so there the first
+    step is to enable it (every suggested command must succeed where it is suggested).
+    """
+    from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
+    from agentmonitors.workspace import read_local_state, resolve_workspace
+
+    if read_local_state(resolve_workspace(workspace)).enabled:
+        return NO_DAEMON_MESSAGE
+    return NOT_ENABLED_NO_DAEMON
+
+
 class DaemonCallFailed(Exception):
     """Already reported to the user; the command exits 1."""
 
@@ -46,6 +67,7 @@ def ask(
     *,
     as_json: bool = False,
     timeout_s: float | None = None,
+    stored: bool = False,
 ) -> Any:
     """Call the daemon; on failure print the right message and raise ``DaemonCallFailed``.
 
@@ -54,6 +76,10 @@ def ask(
     that is there but does not answer within ``timeout_s`` (the protocol's request
     timeout by default) is said to be busy, not missing. An error the daemon reports is
     printed as is, with the session hint when it is about an unknown session.
+
+    ``stored``: when no daemon answers at all, the workspace database answers instead
+    (``cli/stored_delivery.py``), with a notice on stderr; only a workspace with no
+    database gets the how-to-start message.
     """
     from agentmonitors.daemon.client import (
         DaemonConnectionError,
@@ -61,7 +87,7 @@ def ask(
         DaemonRefusedError,
         call,
     )
-    from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE, REQUEST_TIMEOUT_S
+    from agentmonitors.daemon.protocol import REQUEST_TIMEOUT_S
 
     waited = REQUEST_TIMEOUT_S if timeout_s is None else timeout_s
     try:
@@ -70,8 +96,10 @@ def ask(
         print_error(error.message)  # names the socket and why it is not ours
         raise DaemonCallFailed from None
     except DaemonConnectionError as error:
+        if stored and not error.timed_out:
+            return _from_store(method, params, as_json)
         print_error(
-            unreachable_text(socket_path, method, waited) if error.timed_out else NO_DAEMON_MESSAGE
+            unreachable_text(socket_path, method, waited) if error.timed_out else no_daemon_text()
         )
         raise DaemonCallFailed from None
     except DaemonError as error:
@@ -80,3 +108,25 @@ def ask(
             message = f"{message}. {SESSION_HINT}"
         report_error(message, as_json)
         raise DaemonCallFailed from None
+
+
+def _from_store(method: str, params: dict[str, Any], as_json: bool) -> Any:
+    """The database's answer when no daemon runs; reported like the daemon's errors."""
+    from agentmonitors.cli.stored_delivery import NothingStored, notice_for, stored_answer
+    from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
+    from agentmonitors.delivery.records import SessionNotFound
+    from agentmonitors.store.database import StoreError
+
+    try:
+        answer = stored_answer(method, params)
+    except NothingStored:
+        print_error(no_daemon_text())
+        raise DaemonCallFailed from None
+    except SessionNotFound as error:
+        report_error(f"{error}. {SESSION_HINT}", as_json)
+        raise DaemonCallFailed from None
+    except StoreError as error:
+        report_error(f"{NO_DAEMON_MESSAGE} The stored state could not be read: {error}", as_json)
+        raise DaemonCallFailed from None
+    echo(notice_for(method), err=True)
+    return answer

@@ -17,13 +17,14 @@ __all__ = ["once", "once_text"]
 @click.command(
     "once",
     help=(
-        "Run one observation cycle in this process (no socket). A monitor that failed"
+        "Run one observation cycle in this process (no socket) over the monitors in DIR"
+        " (default: <project>/.claude/monitors). A monitor that failed"
         " waits out its backoff (5s after the first failure, doubling up to 5m) just as"
         " in a running daemon; --force observes it now. Editing a monitor's file ends"
         " its backoff."
     ),
 )
-@click.argument("monitors_dir", required=False)
+@click.argument("monitors_dir", required=False, metavar="[DIR]")
 @click.option("--workspace", help="Project directory (default: the current project).")
 @click.option(
     "--force",

@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli.output import emit, format_option, report_error
-from agentmonitors.formats import clean_output
+from agentmonitors.cli.output import emit, format_option, print_error, report_error
 
 
 def doctor_params(workspace: str, monitors_dir: str, socket_path: str) -> dict[str, Any]:
@@ -75,7 +74,10 @@ def _in_process(
     "doctor", help="Check the workspace end to end: monitors, daemon, sessions, delivery."
 )
 @click.option(
-    "--dir", "monitors_dir", help="Monitors folder (default: <workspace>/.claude/monitors)."
+    "--dir",
+    "monitors_dir",
+    metavar="DIR",
+    help="Monitors folder (default: <project>/.claude/monitors).",
 )
 @click.option("--workspace", help="Project directory (default: the current project).")
 @click.option("--socket", help="Unix socket of the daemon.")
@@ -120,15 +122,18 @@ def command(
         except StoreError as error:
             return report_error(f"Doctor failed: {error}", as_json)
     emit(report, "json" if as_json else "text", lambda: render_doctor_text(report))
-    code = exit_code(report)
-    if code:
-        # The convention of every command: a failure says why in one line on stderr.
-        failed = [check["name"] for check in report.get("checks", ()) if check["status"] == "fail"]
-        click.echo(
-            clean_output(
-                f"error: {len(failed)} check(s) failed: {', '.join(failed)};"
-                " each names its fix above"
-            ),
-            err=True,
-        )
-    return code
+    if exit_code(report) == 0:
+        return 0
+    return print_error(failed_checks_line(report))
+
+
+def failed_checks_line(report: dict[str, Any]) -> str:
+    """The one stderr line of a failing report: which checks failed (docs/cli.md)."""
+    failed = [
+        str(check.get("name"))
+        for check in report.get("checks") or []
+        if isinstance(check, dict) and check.get("status") == "fail"
+    ]
+    if not failed:
+        return "doctor found a problem (see the report above)"
+    return f"{len(failed)} check(s) failed: {', '.join(failed)}; each names its fix in the report"

@@ -98,7 +98,12 @@ def _scope_callback(ctx: click.Context, param: click.Parameter, value: str | Non
     callback=_scope_callback,
     help="Only events whose scope matches: key=value,key2=value2 (e.g. filePath=docs/a.md).",
 )
-@click.option("--unread", is_flag=True, help="Only unacknowledged events (claimed included).")
+@click.option(
+    "--unread",
+    is_flag=True,
+    help="Only events not acknowledged yet: deliveryState unread (never shown) or claimed"
+    " (shown, not acknowledged).",
+)
 @click.option("--since-baseline", is_flag=True, help="Only events since the session began.")
 @click.option(
     "--limit",
@@ -126,7 +131,7 @@ list_.name = "list"
     help="Comma-separated ids; omit to acknowledge every unread event except rows an "
     "in-flight delivery is holding.",
 )
-@format_option(("json", "text"), "text")
+@format_option(("text", "json"), "text")
 def ack(**options: Any) -> int:
     return events_ack(options)
 

@@ -263,7 +263,9 @@ def _bootstrap(
         )
     shown_dir = display_path(monitors_dir)
     click.echo("\nWhat happens next")
-    click.echo(f"  • Check your monitors any time:  agentmonitors validate {shown_dir}")
+    if os.path.isdir(monitors_dir):
+        # Suggested only where it succeeds: validating a folder that is not there fails.
+        click.echo(f"  • Check your monitors any time:  agentmonitors validate {shown_dir}")
     if created is None:
         click.echo(
             "  • Add a monitor:  agentmonitors init <name> --type <"
@@ -294,7 +296,10 @@ def _complete_type(
 )
 @click.argument("name", required=False)
 @click.option(
-    "--dir", "monitors_dir", help="Monitors folder (default: <project>/.claude/monitors)."
+    "--dir",
+    "monitors_dir",
+    metavar="DIR",
+    help="Monitors folder (default: <project>/.claude/monitors).",
 )
 @click.option(
     "--type",
@@ -348,11 +353,7 @@ def command(
         return 1
     if name is not None:
         if enable_only or host != DEFAULT_HOST:
-            click.echo(
-                "error: --enable-only and --host apply only to `init` without a name",
-                err=True,
-            )
-            return 1
+            raise click.UsageError("--enable-only and --host apply only to `init` without a name")
         return _scaffold(
             workspace,
             target_dir,

@@ -11,8 +11,11 @@ from agentmonitors.cli.completion import complete_monitor_id
 from agentmonitors.cli.monitor_approve import approve
 from agentmonitors.cli.monitor_test import test_monitor
 from agentmonitors.cli.output import (
+    USAGE,
     emit,
     format_option,
+    notice,
+    print_error,
     report_error,
     resolve_format,
     warn,
@@ -155,7 +158,7 @@ def history(
             "(the project directory), not --dir.",
             err=True,
         )
-        return 1
+        return USAGE
     workspace_path = resolve_workspace(workspace)
     socket_path = resolve_socket_path(workspace_path, socket)
     params: dict[str, Any] = {"limit": limit}
@@ -199,9 +202,9 @@ def history(
         unknown = None if monitor_id is None else _unknown_id(monitor_id, workspace_path)
         message = unknown or _nothing_persisted(workspace_path, socket_path, rows)
         return report_error(message, fmt == "json")
-    if fmt == "toon":
-        click.echo(rows.notice)
-    emit(found, fmt, lambda: rows.notice + "\n" + history_text(found))
+    # The notice is about the answer, not part of it: stderr, so the data parses.
+    notice(rows.notice)
+    emit(found, fmt, lambda: history_text(found))
     return 0
 
 
@@ -217,7 +220,12 @@ def _not_defined(report: dict[str, Any]) -> bool:
 
 @command.command("explain", help="Why a monitor did or did not reach a session, stage by stage.")
 @click.argument("monitor_id", shell_complete=complete_monitor_id)
-@click.option("--dir", "monitors_dir", help="Monitors folder (default: .claude/monitors).")
+@click.option(
+    "--dir",
+    "monitors_dir",
+    metavar="DIR",
+    help="Monitors folder (default: <project>/.claude/monitors).",
+)
 @click.option("--workspace", help="Project directory (default: the current project).")
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option(
@@ -267,7 +275,7 @@ def explain(
         if _not_defined(report) and not has_persisted_state(report):
             return report_error(report["stages"][0]["reason"], fmt == "json")
         emit(report, fmt, lambda: render_explain_text(report))
-        return 0
+        return _explain_exit(report)
 
     from agentmonitors.clock import SystemClock
     from agentmonitors.diagnosis.explain import explain_monitor
@@ -305,7 +313,17 @@ def explain(
         return report_error(_nothing_persisted(workspace_path, socket_path, report), fmt == "json")
     if definition_failed:
         emit(offline, fmt, lambda: render_explain_text(offline))
+        return _explain_exit(offline)
+    notice(report.notice)
+    # JSON keeps the notice as a field too (the shape only grows).
+    noticed = {"notice": report.notice, **offline} if fmt == "json" else offline
+    emit(noticed, fmt, lambda: render_explain_text(offline))
+    return _explain_exit(offline)
+
+
+def _explain_exit(report: dict[str, Any]) -> int:
+    """1 with the verdict on stderr when a stage failed; 0 otherwise (docs/cli.md)."""
+    verdict = report.get("verdict") or {}
+    if verdict.get("status") != "failure":
         return 0
-    noticed = {"notice": report.notice, **offline}
-    emit(noticed, fmt, lambda: report.notice + "\n" + render_explain_text(offline))
-    return 0
+    return print_error(f"monitor {report.get('monitorId', '')}: {verdict.get('reason', '')}")

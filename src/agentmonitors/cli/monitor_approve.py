@@ -74,7 +74,12 @@ def _listing_text(rows: list[dict[str, Any]], ledger: str) -> str:
 @click.option("--all", "approve_all", is_flag=True, help="Approve every monitor that waits.")
 @click.option("--list", "list_only", is_flag=True, help="Show what is approved and what waits.")
 @click.option("--workspace", help="Project directory (default: the current project).")
-@click.option("--dir", "monitors_dir", help="Monitors folder (default: .claude/monitors).")
+@click.option(
+    "--dir",
+    "monitors_dir",
+    metavar="DIR",
+    help="Monitors folder (default: <project>/.claude/monitors).",
+)
 @click.option(
     "--yes",
     "without_terminal",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agentmonitors.cli.completion import complete_monitor_id_or_path
-from agentmonitors.cli.output import dump_json, format_option, report_error, warn
+from agentmonitors.cli.output import dump_json, format_option, print_error, report_error, warn
 
 if TYPE_CHECKING:
     from agentmonitors.sources.observation import ObservationResult
@@ -206,7 +206,7 @@ def _no_files_matched(
     if warnings:
         result["warnings"] = warnings
     click.echo(dump_json(result))
-    return 1
+    return print_error(message)
 
 
 def _test_json(

@@ -35,6 +35,7 @@ __all__ = [
     "emit",
     "format_option",
     "format_timestamp",
+    "notice",
     "print_error",
     "report_error",
     "resolve_format",
@@ -91,18 +92,32 @@ def emit(value: Any, fmt: OutputFormat, text: Callable[[], str]) -> None:
 ERROR_PREFIX = "error: "
 
 
+# The exit codes of every command (docs/cli.md): 0 success, 1 failure, 2 usage error.
+FAILURE = 1
+USAGE = 2
+
+
 def print_error(message: str) -> int:
-    """``error: <message>`` on stderr; returns 1, the exit code of every failure."""
-    echo(clean_output(ERROR_PREFIX + message), err=True)
-    return 1
+    """``error: <message>`` on stderr, on one line; returns 1, the exit code of every failure."""
+    one_line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    echo(clean_output(ERROR_PREFIX + one_line), err=True)
+    return FAILURE
 
 
 def report_error(message: str, as_json: bool) -> int:
-    """``{"error": …}`` on stdout under JSON, ``error: …`` on stderr otherwise; returns 1."""
+    """``error: …`` on stderr, and under JSON also ``{"error": …}`` on stdout; returns 1.
+
+    The JSON object stays for the scripts that read it (docs/cli.md); the stderr line
+    is there under every format, so one look at stderr tells any failure.
+    """
     if as_json:
         echo(dump_json({"error": message}))
-        return 1
     return print_error(message)
+
+
+def notice(message: str) -> None:
+    """A note about the answer (``No daemon running …``): stderr, never in the data."""
+    echo(clean_output(message), err=True)
 
 
 def warn(message: str) -> None:

@@ -58,7 +58,7 @@ def scan_as_text(scan: ScanResult) -> str:
     help="Find and summarise the monitors in DIR (default: the project's .claude/monitors "
     "and the user's ~/.claude/monitors).",
 )
-@click.argument("directory", required=False, type=click.Path())
+@click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
 @format_option(("toon", "json", "text"), None)
 def command(directory: str | None, output_format: str | None) -> int:
     fmt = resolve_format(output_format)

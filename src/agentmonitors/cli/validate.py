@@ -11,6 +11,7 @@ from agentmonitors.cli.output import (
     display_path,
     dump_json,
     format_option,
+    print_error,
     report_error,
     warn,
 )
@@ -37,7 +38,13 @@ def report_as_json(report: ValidationReport) -> dict[str, object]:
             {"id": dup.id, "filePaths": list(dup.file_paths)} for dup in report.scan.duplicate_ids
         ],
         "errors": [
-            {"filePath": error.key, "error": error.error, "paths": list(error.paths)}
+            # ``filePath`` holds the monitor id (the reference's name, kept); ``id`` says so.
+            {
+                "id": error.key,
+                "filePath": error.key,
+                "error": error.error,
+                "paths": list(error.paths),
+            }
             for error in report.errors
         ],
         "warnings": [
@@ -135,8 +142,13 @@ def command(paths: tuple[str, ...], output_format: str) -> int:
             payload["error"] = "; ".join(path_errors)
         click.echo(dump_json(payload))
     else:
-        for message in path_errors:
-            click.echo(clean_output(f"error: {message}"), err=True)
         # Keys, names and paths quoted in the report are the monitor author's text.
         click.echo(clean_output(report_as_text(report, waiting)))
-    return 1 if path_errors or not report.ok else 0
+    # The report went to stdout; stderr says in one line why the exit is 1.
+    reasons = list(path_errors)
+    if report.errors:
+        names = ", ".join(error.key for error in report.errors)
+        reasons.append(f"{len(report.errors)} invalid monitor(s): {names}")
+    if reasons:
+        return print_error("; ".join(reasons))
+    return 0

@@ -13,7 +13,7 @@ import click
 
 from agentmonitors.cli.completion import complete_monitor_id
 from agentmonitors.cli.daemon import registry_with_warnings, workspace_and_monitors
-from agentmonitors.cli.output import dump_json, echo, format_option, report_error
+from agentmonitors.cli.output import dump_json, echo, format_option, print_error, report_error
 
 
 @contextmanager
@@ -62,9 +62,18 @@ def _pick_monitor(definitions: Any, monitor_id: str | None) -> Any:
     return f"no monitor {monitor_id} (monitors: {', '.join(known) or 'none found'})"
 
 
-@click.command("verify", help="Prove a monitor delivers end to end: change, event, context.")
+@click.command(
+    "verify",
+    help="Prove a monitor delivers end to end: change, event, context. MONITOR_ID names the"
+    " monitor; it may be left out only when the folder holds a single monitor.",
+)
 @click.argument("monitor_id", required=False, shell_complete=complete_monitor_id)
-@click.option("--dir", "monitors_dir", help="Monitors folder (default: .claude/monitors).")
+@click.option(
+    "--dir",
+    "monitors_dir",
+    metavar="DIR",
+    help="Monitors folder (default: <project>/.claude/monitors).",
+)
 @click.option("--workspace", help="Project directory (default: the current project).")
 @click.option("--trigger-cmd", help="Shell command that makes the change (run after baseline).")
 @click.option("--manual", is_flag=True, help="Wait for you to make the change yourself.")
@@ -180,4 +189,8 @@ def _finish(result: Any, as_json: bool) -> int:
     from agentmonitors.diagnosis.verify_report import render_text
 
     echo(dump_json(result.to_json()) if as_json else render_text(result))
-    return 0 if result.ok else 1
+    if result.ok:
+        return 0
+    failure = result.failure
+    reason = "it did not deliver" if failure is None else f"{failure.kind}: {failure.message}"
+    return print_error(f"verify {result.monitor_id or '(no monitor)'} failed at {reason}")

@@ -237,8 +237,9 @@ def _runnable_check(
             name,
             "idle",
             f"valid, but {problem}; it reports nothing until that exists",
-            f"check {monitor.file_path}, or try it with"
-            f" `agentmonitors monitor test {monitor.file_path}`",
+            # ``monitor test`` would only fail on the same missing files: the way on is
+            # the file itself (what it names, or the files it should match).
+            f"check what {monitor.file_path} names, or create what it should match",
         )
     if row["neverObserved"]:
         return _check(

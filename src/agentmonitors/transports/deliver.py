@@ -4,7 +4,9 @@ The host (``--host``, Claude Code by default) decides the payload and the output
 shapes through its adapter (``transports/hosts``); this module knows neither.
 This runs on every prompt, after every tool call and at every stop, so it stays on
 the standard library and prints nothing to stdout unless it has a delivery. Any
-failure ends quietly with exit code 0: a hook must never break the user's prompt.
+failure ends quietly with exit code 0: a hook must never break the user's prompt, and
+input it cannot use (garbage, empty, an event it does not serve) is explained only
+under ``--debug``.
 ``--debug`` explains each step on stderr and leaves stdout byte-identical.
 """
 
@@ -171,8 +173,10 @@ def deliver(
             f"payload session_id={_field(payload.session_id)} "
             f"hook_event_name={_field(payload.hook_event_name)} cwd={_field(payload.cwd)}"
         )
+    # Bad input is not the user's prompt's business: its reason is said under --debug
+    # only (the hook contract, docs/cli.md "Hooks").
     if payload.session_id is None:
-        sys.stderr.write(_w1(adapter) + "\n")
+        debug(_w1(adapter).removeprefix("hook deliver: "))
         return False
     lifecycles = adapter.lifecycles(payload, options.lifecycle)
     if not lifecycles:
@@ -181,10 +185,11 @@ def deliver(
                 f"stopped: {adapter.stop_event} hook already active, so nothing is injected again"
             )
             return False
-        sys.stderr.write(
-            f"hook deliver: hook_event_name {_field(payload.hook_event_name)} does not map to a "
-            f"delivery lifecycle (only {_event_names(adapter)} do); nothing delivered.\n"
-        )
+        if debugging:
+            debug(
+                f"hook_event_name {_field(payload.hook_event_name)} does not map "
+                f"to a delivery lifecycle (only {_event_names(adapter)} do); nothing delivered."
+            )
         return False
     debug("lifecycle " + " then ".join(lifecycles))
 

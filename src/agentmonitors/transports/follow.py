@@ -28,6 +28,7 @@ a ``follow`` transport heartbeat, which also keeps the daemon from idling out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -246,7 +247,9 @@ class Follower:
         if reason is None:
             reason = "stopped"
         if reason.startswith("error: "):
-            self.note(reason[len("error: ") :])
+            # The one failure line every command ends with (docs/cli.md).
+            with contextlib.suppress(OSError, ValueError):
+                print(f"{reason} (agentmonitors events follow)", file=self.err, flush=True)
             return 1
         self.note(reason)
         return 0

@@ -1,0 +1,79 @@
+"""One word per idea in what every command shows: help, metavars, formats, JSON fields."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from agentmonitors.cli.app import COMMANDS, cli
+from tests.cli.test_help_and_errors import every_command
+from tests.conftest import CliResult
+
+Run = Callable[..., CliResult]
+
+
+def test_the_top_help_names_every_subcommand_of_each_group() -> None:
+    ctx = click.Context(cli, info_name="agentmonitors")
+    missing = []
+    for name, (_module, summary) in COMMANDS.items():
+        group = cli.get_command(ctx, name)
+        if isinstance(group, click.Group):
+            sub_ctx = click.Context(group, parent=ctx, info_name=name)
+            missing += [
+                f"{name} {sub}" for sub in group.list_commands(sub_ctx) if sub not in summary
+            ]
+    assert missing == []
+
+
+def test_a_monitors_folder_is_called_dir_everywhere_and_explained() -> None:
+    problems = []
+    for path, command in every_command():
+        usage = command.collect_usage_pieces(click.Context(command, info_name=path))
+        for piece in usage:
+            if any(word in piece for word in ("DIRECTORY", "MONITORS_DIR")):
+                problems.append(f"{path}: {piece}")
+        for param in command.params:
+            shown = isinstance(param, click.Option) and not param.hidden
+            if shown and "--dir" in param.opts and param.metavar != "DIR":
+                problems.append(f"{path} --dir shows {param.metavar or 'TEXT'}")
+            folder = isinstance(param, click.Argument) and param.name in (
+                "monitors_dir",
+                "directory",
+            )
+            if folder and "DIR" not in (command.help or ""):
+                problems.append(f"{path}: its DIR argument is not explained")
+    assert problems == []
+
+
+def test_verify_says_when_its_monitor_id_may_be_left_out(run_cli: Run) -> None:
+    shown = run_cli("verify", "--help").out
+    assert "MONITOR_ID names the monitor" in " ".join(shown.split())
+
+
+def test_a_text_or_json_choice_is_listed_in_one_order() -> None:
+    orders = {}
+    for path, command in every_command():
+        for param in command.params:
+            if (
+                isinstance(param, click.Option)
+                and "--format" in param.opts
+                and isinstance(param.type, click.Choice)
+                and set(param.type.choices) == {"text", "json"}
+                # A hook's output is the host's JSON first: its default leads.
+                and path != "agentmonitors hook deliver"
+            ):
+                orders[path] = tuple(param.type.choices)
+    assert set(orders.values()) == {("text", "json")}, orders
+
+
+def test_validate_names_the_id_of_an_invalid_monitor_as_id(run_cli: Run) -> None:
+    folder = Path(".claude/monitors/bad")
+    folder.mkdir(parents=True)
+    (folder / "MONITOR.md").write_text("---\nwatch:\n  type: nope\n---\nx\n")
+    result = run_cli("validate", "--format", "json")
+    [error] = json.loads(result.out)["errors"]
+    # filePath held the id all along (kept for compatibility); id says what it is.
+    assert error["id"] == error["filePath"] == "bad"
