@@ -13,18 +13,13 @@ from typing import Any
 
 from agentmonitors.diff import build_diff
 from agentmonitors.lazy_logging import get_logger
-from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.runtime.notify import Envelope
 from agentmonitors.runtime.shape import Shaped, shape_observation
-from agentmonitors.sources.observation import Observation
 from agentmonitors.store.ids import new_id
 from agentmonitors.store.queries import insert_event, insert_snapshot, latest_snapshot
 from agentmonitors.store.records import EventRow
 
 log = get_logger("agentmonitors.runtime.materialize")
-
-BASELINE_EVENT_ID = ""
-"""The ``event_id`` of a snapshot kept from a baseline: no event carried it."""
 
 # Called with (connection, the stored event, the object's previous snapshot text or
 # None, now ms) inside the event's transaction.
@@ -133,38 +128,3 @@ def materialize(
             now_ms=now_ms,
         )
     return event
-
-
-def keep_baselines(
-    conn: sqlite3.Connection,
-    monitor: MonitorDefinition,
-    baselines: list[Observation],
-    workspace: str | None,
-    now_ms: int,
-) -> None:
-    """Keep what a baseline saw of each object as its snapshot (inside the caller's
-    transaction), so the object's first change is diffed against it.
-
-    Shaped as that change will be (a ``rendered`` shape diffs its artifact, not the
-    source's text); a text equal to the object's latest snapshot is not stored again.
-    """
-    for observation in baselines:
-        try:
-            text = shape_observation(observation, now_ms, monitor.frontmatter.shape, None)
-        except Exception as error:  # the change's own shaping reports it, with its event
-            log.debug("baseline of %s not kept: %s", monitor.id, error)
-            continue
-        if text.snapshot_text is None:
-            continue
-        key = observation.object_key if observation.object_key is not None else monitor.id
-        if latest_snapshot(conn, workspace, monitor.id, key) == text.snapshot_text:
-            continue
-        insert_snapshot(
-            conn,
-            workspace=workspace,
-            monitor_id=monitor.id,
-            object_key=key,
-            event_id=BASELINE_EVENT_ID,
-            content=text.snapshot_text,
-            now_ms=now_ms,
-        )

@@ -405,7 +405,7 @@ class Runtime:
             self._history(monitor, verdict, data, now, conn)
             if outcome.baselines:
                 # Here, not at the top: only a first observation has baselines to keep.
-                from agentmonitors.runtime.materialize import keep_baselines
+                from agentmonitors.runtime.baselines import keep_baselines
 
                 keep_baselines(conn, monitor, outcome.baselines, self.workspace, now)
             self._materialize_all(monitor, paced.emitted, now, result, conn)

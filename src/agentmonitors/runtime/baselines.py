@@ -1,0 +1,62 @@
+"""What a baseline saw of each object, kept as that object's first snapshot.
+
+A first observation emits no event, yet the first change after it must be shown as a
+diff (docs/architecture.md, "Life of an event", step 2). Kept apart from
+`runtime/materialize.py` so a plain baseline tick loads nothing an event needs.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from agentmonitors.lazy_logging import get_logger
+from agentmonitors.monitor.policy import MonitorDefinition
+from agentmonitors.sources.observation import Observation
+from agentmonitors.store.queries import insert_snapshot, latest_snapshot
+
+log = get_logger("agentmonitors.runtime.baselines")
+
+BASELINE_EVENT_ID = ""
+"""The ``event_id`` of a snapshot kept from a baseline: no event carried it."""
+
+
+def keep_baselines(
+    conn: sqlite3.Connection,
+    monitor: MonitorDefinition,
+    baselines: list[Observation],
+    workspace: str | None,
+    now_ms: int,
+) -> None:
+    """Keep what a baseline saw of each object as its snapshot (inside the caller's
+    transaction), so the object's first change is diffed against it.
+
+    Shaped as that change will be (a ``rendered`` shape diffs its artifact, not the
+    source's text); a text equal to the object's latest snapshot is not stored again.
+    """
+    shape = monitor.frontmatter.shape
+    rendered = shape is not None and shape.render == "rendered"
+    for observation in baselines:
+        text = observation.snapshot_text
+        if rendered:
+            # Only a rendered shape changes the text a baseline keeps.
+            from agentmonitors.runtime.shape import shape_observation
+
+            try:
+                text = shape_observation(observation, now_ms, shape, None).snapshot_text
+            except Exception as error:  # the change's own shaping reports it, with its event
+                log.debug("baseline of %s not kept: %s", monitor.id, error)
+                continue
+        if text is None:
+            continue
+        key = observation.object_key if observation.object_key is not None else monitor.id
+        if latest_snapshot(conn, workspace, monitor.id, key) == text:
+            continue
+        insert_snapshot(
+            conn,
+            workspace=workspace,
+            monitor_id=monitor.id,
+            object_key=key,
+            event_id=BASELINE_EVENT_ID,
+            content=text,
+            now_ms=now_ms,
+        )
