@@ -252,7 +252,9 @@ def test_summary_and_an_ambiguous_snapshot_say_how_many_objects_they_left_out(
     # Several objects and none named: the keys, how many were left out, and where the rest are.
     ambiguous = cli("snapshot", "build", "--format", "text")
     assert ambiguous.code == 1
-    closing = ambiguous.err.splitlines()[-1]
+    # The keys to choose from are the answer (stdout); the reason is the one stderr line.
+    assert ambiguous.err.startswith("error: Monitor build watches 55 objects")
+    closing = ambiguous.out.splitlines()[-1]
     assert closing.startswith("  … and 5 more; `agentmonitors summary build --all`"), closing
     assert as_json_error("snapshot", "build")["moreObjectKeys"] == 5
 
