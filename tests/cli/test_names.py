@@ -53,20 +53,66 @@ def test_verify_says_when_its_monitor_id_may_be_left_out(run_cli: Run) -> None:
     assert "MONITOR_ID names the monitor" in " ".join(shown.split())
 
 
-def test_a_text_or_json_choice_is_listed_in_one_order() -> None:
-    orders = {}
+# The outputs that are a stream of lines or a host's wire format, where TOON (several
+# lines per value) has no place (docs/cli.md, "Formats").
+LINE_OR_WIRE = {"agentmonitors events follow", "agentmonitors hook deliver"}
+
+
+def format_choices() -> dict[str, tuple[str, ...]]:
+    choices = {}
     for path, command in every_command():
         for param in command.params:
             if (
                 isinstance(param, click.Option)
                 and "--format" in param.opts
                 and isinstance(param.type, click.Choice)
-                and set(param.type.choices) == {"text", "json"}
-                # A hook's output is the host's JSON first: its default leads.
-                and path != "agentmonitors hook deliver"
             ):
-                orders[path] = tuple(param.type.choices)
-    assert set(orders.values()) == {("text", "json")}, orders
+                choices[path] = tuple(param.type.choices)
+    return choices
+
+
+def test_every_format_choice_is_text_json_toon_in_that_order() -> None:
+    choices = format_choices()
+    assert len(choices) > 30, choices
+    odd = {
+        path: shown
+        for path, shown in choices.items()
+        if shown[:3] != ("text", "json", "toon") and path not in LINE_OR_WIRE
+    }
+    assert odd == {}
+    assert {choices[path] for path in LINE_OR_WIRE} == {("text", "json")}
+    # One extra choice at most, after the three: `session open --format id`.
+    assert {shown[3:] for shown in choices.values()} == {(), ("id",)}
+
+
+def test_every_format_says_what_each_choice_is_for(run_cli: Run) -> None:
+    for path in format_choices():
+        words = path.split()[1:]
+        shown = " ".join(run_cli(*words, "--help").out.split())
+        assert "text for" in shown and "json for" in shown, path
+        if path not in LINE_OR_WIRE:
+            assert "toon (the JSON's data, compact) for agents" in shown, path
+
+
+def test_toon_is_the_same_value_as_the_json(run_cli: Run) -> None:
+    import toon_format
+
+    folder = Path(".claude/monitors/notes")
+    folder.mkdir(parents=True)
+    (folder / "MONITOR.md").write_text(
+        "---\nwatch:\n  type: file-fingerprint\n  globs: ['notes/*.md']\n---\nRead it.\n"
+    )
+    for words in (("validate",), ("source", "list"), ("scan", ".claude/monitors"), ("doctor",)):
+        as_json = run_cli(*words, "--format", "json")
+        as_toon = run_cli(*words, "--format", "toon")
+        assert as_toon.code == as_json.code, (words, as_toon.err)
+        value, decoded = json.loads(as_json.out), toon_format.decode(as_toon.out)
+        if words == ("doctor",):  # its report carries the time of each run: compare the checks
+            value, decoded = (
+                [(check["name"], check["status"]) for check in run["checks"]]
+                for run in (value, decoded)
+            )
+        assert decoded == value, words
 
 
 def test_validate_names_the_id_of_an_invalid_monitor_as_id(run_cli: Run) -> None:

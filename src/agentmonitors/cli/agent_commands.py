@@ -20,9 +20,9 @@ from agentmonitors.cli.daemon_calls import (
 )
 from agentmonitors.cli.output import (
     clean_output,
-    dump_json,
     echo,
     emit,
+    print_document,
     print_error,
     resolve_format,
     text_table,
@@ -199,17 +199,15 @@ def events_ack(options: Options) -> int:
         return 1
     reply: dict[str, Any] = result if isinstance(result, dict) else {"ok": True}
     unknown = reply.get("unknownEventIds")
-    if as_json:
-        echo(dump_json(reply))
+    printed = print_document(reply, options.get("output_format") or "text")
     if unknown:
         return print_error(
             f"no such event for session {session_id}: {', '.join(unknown)} (the others, if any, "
             f"were acknowledged). See `agentmonitors events list --session {session_id}`; "
             + SESSION_HINT
         )
-    if as_json:
-        return 0
-    echo(ack_text(reply))
+    if not printed:
+        echo(ack_text(reply))
     return 0
 
 
@@ -249,8 +247,8 @@ def session_list(options: Options) -> int:
         )
     except DaemonCallFailed:
         return 1
-    if as_json:
-        echo(dump_json(records))
+    if print_document(records, options.get("output_format") or "text"):
+        pass
     elif not records:
         echo("No sessions found.")
     else:
@@ -294,17 +292,17 @@ QUICK_OPTIONS: dict[tuple[str, str], dict[str, tuple[str, str, tuple[str, ...] |
         "--since-baseline": ("since_baseline", FLAG, None),
         "--limit": ("limit", COUNT, None),
         "--all": ("show_all", FLAG, None),
-        "--format": ("output_format", VALUE, ("toon", "json", "text")),
+        "--format": ("output_format", VALUE, ("text", "json", "toon")),
     },
     ("events", "ack"): {
         "--session": ("session_id", VALUE, None),
         "--socket": _SOCKET,
         "--event-ids": ("event_ids", VALUE, None),
-        "--format": ("output_format", VALUE, ("text", "json")),
+        "--format": ("output_format", VALUE, ("text", "json", "toon")),
     },
     ("session", "list"): {
         "--socket": _SOCKET,
-        "--format": ("output_format", VALUE, ("text", "json")),
+        "--format": ("output_format", VALUE, ("text", "json", "toon")),
     },
 }
 # What click would fill in for an option not given (the ack default is text, not auto).

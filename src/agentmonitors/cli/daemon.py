@@ -12,7 +12,7 @@ import click
 
 from agentmonitors.cli import tick_once
 from agentmonitors.cli.daemon_once import once
-from agentmonitors.cli.output import dump_json, format_option, report_error
+from agentmonitors.cli.output import format_option, print_document, report_error
 from agentmonitors.runtime.human import human_duration
 from agentmonitors.workspace import (
     DEFAULT_POLL_MS,
@@ -357,7 +357,7 @@ def _reaping_text(reap_after_ms: int | None) -> str:
 @command.command("stop", help="Ask the workspace's daemon to stop.")
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option("--workspace", help="Project directory (default: the current project).")
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def stop(socket: str | None, workspace: str | None, output_format: str) -> int:
     from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call, ping
     from agentmonitors.paths import resolve_socket_path
@@ -380,15 +380,12 @@ def stop(socket: str | None, workspace: str | None, output_format: str) -> int:
 
             said = no_daemon_text(workspace)
         click.echo(f"error: {said}", err=True)
-        if as_json:
-            click.echo(dump_json({"stopped": False, "pid": None, "socketPath": socket_path}))
+        print_document({"stopped": False, "pid": None, "socketPath": socket_path}, output_format)
         return 1
     except DaemonError as error:
         return report_error(str(error), as_json)
     pid = answer.get("pid") if isinstance(answer, dict) else None
-    if as_json:
-        click.echo(dump_json({"stopped": True, "pid": pid, "socketPath": socket_path}))
-    else:
+    if not print_document({"stopped": True, "pid": pid, "socketPath": socket_path}, output_format):
         click.echo("AgentMon daemon stopping.")
     # Wait briefly so a following `daemon start` does not race the old process.
     deadline = time.monotonic() + 5
@@ -400,7 +397,7 @@ def stop(socket: str | None, workspace: str | None, output_format: str) -> int:
 @command.command("status", help="Whether the daemon runs, and what it holds.")
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option("--workspace", help="Project directory (default: the current project).")
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def status(socket: str | None, workspace: str | None, output_format: str) -> int:
     from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call
     from agentmonitors.paths import resolve_db_path, resolve_socket_path
@@ -423,8 +420,7 @@ def status(socket: str | None, workspace: str | None, output_format: str) -> int
         }
     except DaemonError as error:
         return report_error(str(error), output_format == "json")
-    if output_format == "json":
-        click.echo(dump_json(report))
+    if print_document(report, output_format):
         return 0
     lines = [
         f"Daemon running: {'yes' if report['running'] else 'no'}",

@@ -31,6 +31,6 @@ __all__ = ["once", "once_text"]
     is_flag=True,
     help="Observe monitors that are backing off after failures now, without waiting.",
 )
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def once(monitors_dir: str | None, workspace: str | None, force: bool, output_format: str) -> int:
     return run_once(monitors_dir, workspace, force, output_format)

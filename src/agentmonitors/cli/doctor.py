@@ -7,7 +7,14 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli.output import emit, format_option, print_error, report_error
+from agentmonitors.cli.output import (
+    clean_output,
+    echo,
+    format_option,
+    print_document,
+    print_error,
+    report_error,
+)
 
 
 def doctor_params(workspace: str, monitors_dir: str, socket_path: str) -> dict[str, Any]:
@@ -81,7 +88,7 @@ def _in_process(
 )
 @click.option("--workspace", help="Project directory (default: the current project).")
 @click.option("--socket", help="Unix socket of the daemon.")
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def command(
     monitors_dir: str | None,
     workspace: str | None,
@@ -121,7 +128,8 @@ def command(
             report = _in_process(workspace_path, monitors_path, socket_path, older_daemon=older)
         except StoreError as error:
             return report_error(f"Doctor failed: {error}", as_json)
-    emit(report, "json" if as_json else "text", lambda: render_doctor_text(report))
+    if not print_document(report, output_format):
+        echo(clean_output(render_doctor_text(report)))
     if exit_code(report) == 0:
         return 0
     return print_error(failed_checks_line(report))

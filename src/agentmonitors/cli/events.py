@@ -131,7 +131,7 @@ list_.name = "list"
     help="Comma-separated ids; omit to acknowledge every unread event except rows an "
     "in-flight delivery is holding.",
 )
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def ack(**options: Any) -> int:
     return events_ack(options)
 

@@ -6,7 +6,7 @@ import click
 
 from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import SESSION_HINT, DaemonCallFailed, ask, manual_socket
-from agentmonitors.cli.output import dump_json, format_option
+from agentmonitors.cli.output import format_option, print_document
 from agentmonitors.delivery.vocabulary import LIFECYCLES
 from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS
 
@@ -37,9 +37,10 @@ def command() -> None:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["json", "text"]),
+    type=click.Choice(["text", "json"]),
     default="json",
-    help="json: the hook JSON the host reads (default); text: the delivery alone.",
+    help="Output format: text for the delivery alone, json for the hook JSON the host reads."
+    " Default: json.",
 )
 @click.option("--socket", help="Unix socket of the daemon (default: the workspace's).")
 @click.option("--debug", is_flag=True, help="Explain each step on stderr.")
@@ -73,7 +74,7 @@ def deliver(
     help="The delivery moment to claim for (it decides which urgencies are due).",
 )
 @click.option("--socket", help="Unix socket of the daemon.")
-@format_option(("text", "json"), "json")
+@format_option(("text", "json", "toon"), "json")
 def claim(session_id: str, lifecycle: str, socket: str | None, output_format: str) -> int:
     try:
         result = ask(
@@ -84,8 +85,8 @@ def claim(session_id: str, lifecycle: str, socket: str | None, output_format: st
         )
     except DaemonCallFailed:
         return 1
-    if output_format == "json":
-        click.echo(dump_json(result))
+    if print_document(result, output_format):
+        pass
     elif result is None:
         click.echo("No pending delivery.")
     else:

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agentmonitors.cli.completion import complete_monitor_id_or_path
-from agentmonitors.cli.output import dump_json, format_option, print_error, report_error, warn
+from agentmonitors.cli.output import (
+    dump_json,
+    format_option,
+    print_document,
+    print_error,
+    report_error,
+    warn,
+)
 
 if TYPE_CHECKING:
     from agentmonitors.sources.observation import ObservationResult
@@ -137,28 +144,28 @@ def _not_found(argument: str) -> str:
     )
 
 
-def _load_for_test(path: str, as_json: bool) -> tuple[Any, Any, Any] | int:
+def _load_for_test(path: str, fmt: str) -> tuple[Any, Any, Any] | int:
     """The parsed monitor and its source, or the exit code of the error reported."""
     from agentmonitors.monitor.parse import ParseFailure, parse_monitor, read_monitor_text
     from agentmonitors.sources.base import validate_scope
     from agentmonitors.sources.registry import load_registry
 
     if not os.path.exists(path):
-        return report_error(f"Monitor file not found: {path}", as_json)
+        return report_error(f"Monitor file not found: {path}", fmt == "json")
     if os.path.isdir(path):
         return report_error(
             f'"{path}" is a directory, not a file. Pass a single MONITOR.md file. To'
             f" validate a whole directory, use: agentmonitors validate '{path}'",
-            as_json,
+            fmt == "json",
         )
     try:
         text = read_monitor_text(path)
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        return report_error(f"Cannot read monitor file: {reason}", as_json)
+        return report_error(f"Cannot read monitor file: {reason}", fmt == "json")
     monitor = parse_monitor(text, path)
     if isinstance(monitor, ParseFailure):
-        return report_error(f"Parse error: {monitor.error}", as_json)
+        return report_error(f"Parse error: {monitor.error}", fmt == "json")
     registry = load_registry(warn)
     source = registry.get(monitor.source_name)
     if source is None:
@@ -168,11 +175,11 @@ def _load_for_test(path: str, as_json: bool) -> tuple[Any, Any, Any] | int:
         close = did_you_mean(monitor.source_name, names)
         return report_error(
             f'Unknown source: "{monitor.source_name}".{close} Available: {", ".join(names)}',
-            as_json,
+            fmt == "json",
         )
     problems = [issue.render("watch") for issue in validate_scope(source, monitor.source_config)]
     if problems:
-        return report_error(f"Invalid watch block: {'; '.join(problems)}", as_json)
+        return report_error(f"Invalid watch block: {'; '.join(problems)}", fmt == "json")
     return monitor, source, registry
 
 
@@ -181,7 +188,7 @@ def _no_files_matched(
     source: str,
     config: dict[str, Any],
     workspace: str,
-    as_json: bool,
+    fmt: str,
     warnings: list[str],
 ) -> int:
     globs = _globs_text(config)
@@ -190,7 +197,7 @@ def _no_files_matched(
         + (f" (globs: {globs})" if globs is not None else "")
         + f". Check watch.globs and watch.cwd relative to workspace: {workspace}"
     )
-    if not as_json:
+    if fmt == "text":
         # Skipped symlinks may be why nothing matched: say so before the error.
         for item in warnings:
             warn(item)
@@ -205,12 +212,17 @@ def _no_files_matched(
     }
     if warnings:
         result["warnings"] = warnings
-    click.echo(dump_json(result))
+    print_document(result, fmt)
     return print_error(message)
 
 
 def _test_json(
-    name: str, source: str, baseline: bool, observations: list[Any], warnings: list[str]
+    name: str,
+    source: str,
+    baseline: bool,
+    observations: list[Any],
+    warnings: list[str],
+    fmt: str,
 ) -> int:
     result: dict[str, Any] = {
         "monitor": name,
@@ -220,14 +232,14 @@ def _test_json(
     }
     if warnings:
         result["warnings"] = warnings
-    click.echo(dump_json(result))
+    print_document(result, fmt)
     return 0
 
 
-def _report_first(name: str, source_name: str, first: ObservationResult, as_json: bool) -> int:
+def _report_first(name: str, source_name: str, first: ObservationResult, fmt: str) -> int:
     """What a stateless source (or a first run that already saw something) reports."""
-    if as_json:
-        return _test_json(name, source_name, False, first.observations, list(first.warnings))
+    if fmt != "text":
+        return _test_json(name, source_name, False, first.observations, list(first.warnings), fmt)
     for item in first.warnings:
         warn(item)
     click.echo(
@@ -258,11 +270,11 @@ def _report_second(
     traits: SourceTraits,
     first: ObservationResult,
     second: ObservationResult,
-    as_json: bool,
+    fmt: str,
 ) -> int:
     warnings = _merged(list(first.warnings), list(second.warnings))
-    if as_json:
-        return _test_json(name, source_name, True, second.observations, warnings)
+    if fmt != "text":
+        return _test_json(name, source_name, True, second.observations, warnings, fmt)
     for item in warnings:
         warn(item)
     if second.observations:
@@ -277,7 +289,7 @@ def _report_second(
     return 0
 
 
-def _permit(monitor: Any, registry: Any, workspace: str, as_json: bool) -> Any:
+def _permit(monitor: Any, registry: Any, workspace: str, fmt: str) -> Any:
     """The permit the daemon would give ``monitor``, or the exit code of a refusal.
 
     A dry run acts on the world as a tick does (runs the command, sends the request,
@@ -294,21 +306,21 @@ def _permit(monitor: Any, registry: Any, workspace: str, as_json: bool) -> Any:
     try:
         requirement = requirement_for(monitor, workspace, registry)
     except ValueError as error:
-        return report_error(str(error), as_json)
+        return report_error(str(error), fmt == "json")
     approved = requirement is not None and is_approved(requirement, read_ledger(workspace))
     if requirement is not None and not approved:
         return report_error(
             f'monitor "{monitor.id}" is not approved: this project monitor '
             f"{requirement.summary()}. Nothing was run. The user approves it with "
             f"`{approve_command(monitor.id)}`, then tests it again.",
-            as_json,
+            fmt == "json",
         )
     traits = registry.traits(monitor.source_name)
     outside = traits.outside_paths(monitor.source_config, workspace) if approved else frozenset()
     return permit_for(monitor, requirement, approved, outside)
 
 
-def _run_test(monitor: Any, source: Any, registry: Any, path: str, as_json: bool) -> int:
+def _run_test(monitor: Any, source: Any, registry: Any, path: str, fmt: str) -> int:
     """Observe once (twice for a stateful source's baseline) and report; stores nothing."""
     import asyncio
     import time
@@ -320,7 +332,7 @@ def _run_test(monitor: Any, source: Any, registry: Any, path: str, as_json: bool
     traits = traits_of(source)
     name, config = monitor.display_name, monitor.source_config
     workspace = config_root_for(path)
-    permit = _permit(monitor, registry, workspace, as_json)
+    permit = _permit(monitor, registry, workspace, fmt)
     if isinstance(permit, int):
         return permit
 
@@ -337,23 +349,21 @@ def _run_test(monitor: Any, source: Any, registry: Any, path: str, as_json: bool
     try:
         first = observe(None)
     except Exception as error:
-        return report_error(f"Observation failed: {_message(error)}", as_json)
+        return report_error(f"Observation failed: {_message(error)}", fmt == "json")
     if first.outcome == "no-files-matched":
-        return _no_files_matched(
-            name, source.name, config, workspace, as_json, list(first.warnings)
-        )
+        return _no_files_matched(name, source.name, config, workspace, fmt, list(first.warnings))
     if first.observations or not traits.stateful:
-        return _report_first(name, source.name, first, as_json)
+        return _report_first(name, source.name, first, fmt)
     # A stateful source's first observation only records its baseline.
     baseline_state = first.next_state if first.has_next_state else None
-    if not as_json:
+    if fmt == "text":
         _announce_baseline(source.name, traits, baseline_state)
     time.sleep(FOLLOWUP_DELAY_S)
     try:
         second = observe(baseline_state)
     except Exception as error:
-        return report_error(f"Observation failed: {_message(error)}", as_json)
-    return _report_second(name, source.name, traits, first, second, as_json)
+        return report_error(f"Observation failed: {_message(error)}", fmt == "json")
+    return _report_second(name, source.name, traits, first, second, fmt)
 
 
 @click.command(
@@ -364,17 +374,17 @@ def _run_test(monitor: Any, source: Any, registry: Any, path: str, as_json: bool
     ),
 )
 @click.argument("path", metavar="MONITOR", shell_complete=complete_monitor_id_or_path)
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def test_monitor(path: str, output_format: str) -> int:
     """``path`` is what the user typed (``MONITOR``): a file, a folder or an id."""
-    as_json = output_format == "json"
+    fmt = output_format
     found = monitor_file_for(path)
     if found is None:
-        return report_error(_not_found(path), as_json)
-    loaded = _load_for_test(found, as_json)
+        return report_error(_not_found(path), fmt == "json")
+    loaded = _load_for_test(found, fmt)
     if isinstance(loaded, int):
         return loaded
     monitor, source, registry = loaded
-    if not as_json:
+    if fmt == "text":
         click.echo(f'Testing monitor "{monitor.display_name}" (source: {source.name})...')
-    return _run_test(monitor, source, registry, found, as_json)
+    return _run_test(monitor, source, registry, found, fmt)

@@ -36,6 +36,7 @@ __all__ = [
     "format_option",
     "format_timestamp",
     "notice",
+    "print_document",
     "print_error",
     "report_error",
     "resolve_format",
@@ -73,6 +74,20 @@ def resolve_format(explicit: str | None, env: Mapping[str, str] | None = None) -
     if explicit in {"toon", "json", "text"}:
         return explicit  # type: ignore[return-value]
     return "toon" if running_under_agent(env) else "text"
+
+
+def print_document(value: Any, fmt: str) -> bool:
+    """Print ``value`` as the JSON or TOON document ``fmt`` asks for; False under text.
+
+    TOON is the same value as the JSON, so every command that prints JSON offers it.
+    """
+    if fmt == "json":
+        echo(dump_json(value))
+        return True
+    if fmt == "toon":
+        echo(dump_toon(value))
+        return True
+    return False
 
 
 def emit(value: Any, fmt: OutputFormat, text: Callable[[], str]) -> None:
@@ -124,21 +139,29 @@ def warn(message: str) -> None:
     echo(clean_output(f"Warning: {message}"), err=True)
 
 
-def format_option(
-    choices: tuple[OutputFormat, ...], default: OutputFormat | None
-) -> Callable[[F], F]:
+# One order wherever the choices are shown; a command's extra choice (``session open``'s
+# ``id``) comes after them (docs/cli.md, "Formats").
+FORMAT_ORDER = ("text", "json", "toon")
+
+
+def format_option(choices: tuple[str, ...], default: OutputFormat | None) -> Callable[[F], F]:
     """``--format``; a None default means auto (TOON for agents, text for people)."""
-    help_text = (
-        "Output format (default: toon under an agent, text otherwise)."
-        if default is None
-        else f"Output format (default: {default})."
-    )
+    ordered = [name for name in FORMAT_ORDER if name in choices]
+    ordered += [name for name in choices if name not in FORMAT_ORDER]
+    meaning = {
+        "text": "text for people",
+        "json": "json for scripts",
+        "toon": "toon (the JSON's data, compact) for agents",
+    }
+    said = ", ".join(meaning[name] for name in ordered if name in meaning)
+    default_said = "toon under an agent, text otherwise" if default is None else default
+    help_text = f"Output format: {said}. Default: {default_said}."
     import click
 
     return click.option(
         "--format",
         "output_format",
-        type=click.Choice(choices),
+        type=click.Choice(ordered),
         default=default,
         help=help_text,
     )

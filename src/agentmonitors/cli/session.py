@@ -15,7 +15,7 @@ import click
 from agentmonitors.cli.agent_commands import session_list, sessions_table
 from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import DaemonCallFailed, ask, manual_socket
-from agentmonitors.cli.output import dump_json, format_option
+from agentmonitors.cli.output import format_option, print_document
 from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS
 
 __all__ = ["command", "session_text", "sessions_table"]
@@ -79,9 +79,10 @@ def session_text(record: dict[str, Any]) -> str:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "id"]),
+    type=click.Choice(["text", "json", "toon", "id"]),
     default="text",
-    help="Output format (default: text; id prints the session id alone).",
+    help="Output format: text for people, json for scripts, toon (the JSON's data, compact) "
+    "for agents, id for the session id alone. Default: text.",
 )
 def open_(
     host_session_id: str,
@@ -115,8 +116,8 @@ def open_(
         )
     except DaemonCallFailed:
         return 1
-    if output_format == "json":
-        click.echo(dump_json(record))
+    if print_document(record, output_format):
+        pass
     elif output_format == "id":
         click.echo(record["id"])
     else:
@@ -130,7 +131,7 @@ open_.name = "open"
 @command.command("close", help="Mark a session dormant (it keeps its events).")
 @click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--socket", help="Unix socket of the daemon.")
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def close(session_id: str, socket: str | None, output_format: str) -> int:
     try:
         record = ask(
@@ -141,16 +142,14 @@ def close(session_id: str, socket: str | None, output_format: str) -> int:
         )
     except DaemonCallFailed:
         return 1
-    if output_format == "json":
-        click.echo(dump_json(record))
-    else:
+    if not print_document(record, output_format):
         click.echo(f"Closed session: {record['id']}")
     return 0
 
 
 @command.command("list", help="Every session the daemon knows, most recently active first.")
 @click.option("--socket", help="Unix socket of the daemon.")
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def list_(**options: Any) -> int:
     return session_list(options)
 

@@ -9,9 +9,9 @@ import click
 
 from agentmonitors.cli.completion import complete_source_name
 from agentmonitors.cli.output import (
-    dump_json,
     emit,
     format_option,
+    print_document,
     print_error,
     report_error,
     resolve_format,
@@ -21,7 +21,7 @@ from agentmonitors.sources.base import Source
 from agentmonitors.sources.registry import load_registry
 
 
-def describe_source(source: Source, toon: bool) -> dict[str, Any]:
+def describe_source(source: Source) -> dict[str, Any]:
     schema = source.scope_schema
     properties: Mapping[str, Any] = schema.get("properties") or {}
     descriptions = {
@@ -40,11 +40,7 @@ def describe_source(source: Source, toon: bool) -> dict[str, Any]:
         "description": source.description,
         "configFields": fields,
         "scopeFields": fields,
-        "fieldDescriptions": (
-            [{"field": key, "description": value} for key, value in descriptions.items()]
-            if toon
-            else descriptions
-        ),
+        "fieldDescriptions": descriptions,
         "required": list(schema.get("required") or []),
         "defaults": defaults,
     }
@@ -78,9 +74,8 @@ def command() -> None:
 def list_sources(output_format: str | None) -> int:
     fmt = resolve_format(output_format)
     sources = load_registry(warn).list()
-    entries = [describe_source(source, fmt == "toon") for source in sources]
-    text_entries = [describe_source(source, False) for source in sources]
-    emit(entries, fmt, lambda: sources_as_text(text_entries))
+    entries = [describe_source(source) for source in sources]
+    emit(entries, fmt, lambda: sources_as_text(entries))
     return 0
 
 
@@ -120,7 +115,7 @@ def search(query: tuple[str, ...], output_format: str | None) -> int:
     plugins = {plugin.name: plugin for plugin in installed_plugins()}
     found = []
     for source in load_registry(warn).list():
-        entry = describe_source(source, False)
+        entry = describe_source(source)
         if _matches(entry, words):
             found.append({**entry, "origin": _origin(source, plugins)})
 
@@ -138,11 +133,6 @@ def search(query: tuple[str, ...], output_format: str | None) -> int:
         ]
         return "\n".join(lines)
 
-    if fmt == "toon":
-        found = [{**entry, "fieldDescriptions": [
-            {"field": key, "description": value}
-            for key, value in entry["fieldDescriptions"].items()
-        ]} for entry in found]  # fmt: skip
     emit(found, fmt, text)
     return 0
 
@@ -178,7 +168,7 @@ def _change_text(change: Any, verb: str) -> str:
 def _pip_command(
     arguments: list[str],
     verb: str,
-    as_json: bool,
+    output_format: str,
     *,
     verbose: bool = False,
     expect_sources: bool = False,
@@ -190,10 +180,8 @@ def _pip_command(
     try:
         change = pip_change(arguments, echo)
     except PackageError as error:
-        return report_error(str(error), as_json)
-    if as_json:
-        click.echo(dump_json(change.to_json()))
-    else:
+        return report_error(str(error), output_format == "json")
+    if not print_document(change.to_json(), output_format):
         click.echo(_change_text(change, verb))
     if expect_sources and not (change.added or change.upgraded) and change.other:
         return print_error(
@@ -219,12 +207,10 @@ VERBOSE_OPTION = click.option(
 @click.argument("requirements", nargs=-1, required=True)
 @click.option("--upgrade", is_flag=True, help="Upgrade packages that are already installed.")
 @VERBOSE_OPTION
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def install(requirements: tuple[str, ...], upgrade: bool, verbose: bool, output_format: str) -> int:
     arguments = ["install", *(["--upgrade"] if upgrade else []), *requirements]
-    return _pip_command(
-        arguments, "added", output_format == "json", verbose=verbose, expect_sources=True
-    )
+    return _pip_command(arguments, "added", output_format, verbose=verbose, expect_sources=True)
 
 
 @command.command(
@@ -234,7 +220,7 @@ def install(requirements: tuple[str, ...], upgrade: bool, verbose: bool, output_
 )
 @click.argument("names", nargs=-1, shell_complete=complete_source_name)
 @VERBOSE_OPTION
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def update(names: tuple[str, ...], verbose: bool, output_format: str) -> int:
     from agentmonitors.sources.packages import PackageError, distributions_for, installed_plugins
 
@@ -247,12 +233,10 @@ def update(names: tuple[str, ...], verbose: bool, output_format: str) -> int:
     except PackageError as error:
         return report_error(str(error), as_json)
     if not dists:
-        if as_json:
-            click.echo(dump_json({"added": [], "upgraded": [], "removed": []}))
-        else:
+        if not print_document({"added": [], "upgraded": [], "removed": []}, output_format):
             click.echo("No plugin sources are installed; nothing to update.")
         return 0
-    return _pip_command(["install", "--upgrade", *dists], "updated", as_json, verbose=verbose)
+    return _pip_command(["install", "--upgrade", *dists], "updated", output_format, verbose=verbose)
 
 
 @command.command(
@@ -262,7 +246,7 @@ def update(names: tuple[str, ...], verbose: bool, output_format: str) -> int:
 )
 @click.argument("names", nargs=-1, required=True, shell_complete=complete_source_name)
 @VERBOSE_OPTION
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def remove(names: tuple[str, ...], verbose: bool, output_format: str) -> int:
     from agentmonitors.sources.packages import PackageError, distributions_for
 
@@ -276,5 +260,5 @@ def remove(names: tuple[str, ...], verbose: bool, output_format: str) -> int:
         if extra:
             warn(f"{dist} also provides {', '.join(extra)}; those sources go too.")
     return _pip_command(
-        ["uninstall", "--yes", *sorted(chosen)], "removed", as_json, verbose=verbose
+        ["uninstall", "--yes", *sorted(chosen)], "removed", output_format, verbose=verbose
     )

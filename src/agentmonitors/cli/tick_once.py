@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-from agentmonitors.cli.output import dump_json, echo, print_error, report_error
+from agentmonitors.cli.output import echo, print_document, print_error, report_error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from agentmonitors.runtime.tick import TickResult
     from agentmonitors.sources.base import SourceRegistry
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "toon")
 # The report is printed as ``click.echo`` printed it: colour codes (a failing
 # command's stderr may carry them) are dropped unless stdout is a terminal.
 _ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
@@ -177,8 +177,7 @@ def run_once(
             now_ms = runtime.clock.now_ms()
     except StoreError as error:
         return report_error(str(error), as_json)
-    if as_json:
-        echo(dump_json(result.to_json()))
+    if print_document(result.to_json(), output_format):
         return 0
     backing_off: dict[str, tuple[int, int]] = {}
     for item in result.skipped_monitors:
@@ -194,7 +193,7 @@ def quick_parse(args: list[str]) -> dict[str, Any] | None:
     """``daemon once``'s arguments when they are plain, else None (click judges them).
 
     Plain: at most one monitors folder that does not start with ``-``, ``--force``,
-    ``--workspace PATH`` and ``--format text|json`` (or ``--opt=value``), each at most once.
+    ``--workspace PATH`` and ``--format text|json|toon`` (or ``--opt=value``), each at most once.
     """
     options: dict[str, Any] = {
         "monitors_dir": None,

@@ -9,8 +9,8 @@ from agentmonitors.catalog.validation import ValidationReport, validate_scan
 from agentmonitors.cli.output import (
     clean_output,
     display_path,
-    dump_json,
     format_option,
+    print_document,
     print_error,
     report_error,
     warn,
@@ -121,7 +121,7 @@ def report_as_text(report: ValidationReport, waiting: list[dict[str, str]] | Non
     "PATH, the project's .claude/monitors and the user's ~/.claude/monitors.",
 )
 @click.argument("paths", nargs=-1, type=click.Path())
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def command(paths: tuple[str, ...], output_format: str) -> int:
     as_json = output_format == "json"
     workspace = resolve_workspace()
@@ -135,12 +135,12 @@ def command(paths: tuple[str, ...], output_format: str) -> int:
     if path_errors and not targets.scan.roots:
         hint = "" if paths else " — create a monitor with `agentmonitors init <name>`"
         return report_error("; ".join(path_errors) + ("" if as_json else hint), as_json)
-    if as_json:
+    if output_format != "text":
         payload = report_as_json(report)
         payload["awaitingApproval"] = waiting
         if path_errors:
             payload["error"] = "; ".join(path_errors)
-        click.echo(dump_json(payload))
+        print_document(payload, output_format)
     else:
         # Keys, names and paths quoted in the report are the monitor author's text.
         click.echo(clean_output(report_as_text(report, waiting)))

@@ -13,7 +13,7 @@ import click
 
 from agentmonitors.cli.completion import complete_monitor_id
 from agentmonitors.cli.daemon import registry_with_warnings, workspace_and_monitors
-from agentmonitors.cli.output import dump_json, echo, format_option, print_error, report_error
+from agentmonitors.cli.output import echo, format_option, print_document, print_error, report_error
 
 
 @contextmanager
@@ -85,7 +85,7 @@ def _pick_monitor(definitions: Any, monitor_id: str | None) -> Any:
     is_flag=True,
     help="Use (or start) the workspace's daemon and leave it running.",
 )
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def command(
     monitor_id: str | None,
     monitors_dir: str | None,
@@ -116,16 +116,16 @@ def command(
         DefinitionCache(registry).load(workspace_path, monitors_path), monitor_id
     )
     if isinstance(picked, str):
-        return _finish(setup_failure(monitor_id or "", "setup", picked), as_json)
+        return _finish(setup_failure(monitor_id or "", "setup", picked), output_format)
     trigger = Trigger(command=trigger_cmd)
     if trigger_cmd is None and not manual:
         try:
             trigger.file = auto_trigger(picked, workspace_path)
         except TriggerError as error:
-            return _finish(setup_failure(picked.id, error.kind, str(error)), as_json)
+            return _finish(setup_failure(picked.id, error.kind, str(error)), output_format)
     daemon = _daemon_for(workspace_path, monitors_path, use_workspace_daemon, picked.id)
     if isinstance(daemon, str):
-        return _finish(setup_failure(picked.id, "setup", daemon), as_json)
+        return _finish(setup_failure(picked.id, "setup", daemon), output_format)
     progress = progress_for(picked.id)
     verifier = Verifier(
         monitor=picked,
@@ -147,7 +147,7 @@ def command(
     finally:
         if isinstance(progress, LiveProgress):
             progress.close()
-    return _finish(result, as_json)
+    return _finish(result, output_format)
 
 
 def _daemon_for(
@@ -185,10 +185,11 @@ def _running_workspace_daemon(workspace: str) -> str | None:
     return socket if ping(socket) else None
 
 
-def _finish(result: Any, as_json: bool) -> int:
+def _finish(result: Any, output_format: str) -> int:
     from agentmonitors.diagnosis.verify_report import render_text
 
-    echo(dump_json(result.to_json()) if as_json else render_text(result))
+    if not print_document(result.to_json(), output_format):
+        echo(render_text(result))
     if result.ok:
         return 0
     failure = result.failure

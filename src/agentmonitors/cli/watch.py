@@ -13,7 +13,7 @@ import click
 
 from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import DaemonCallFailed, ask, manual_socket
-from agentmonitors.cli.output import dump_json, format_option, report_error, warn
+from agentmonitors.cli.output import format_option, print_document, report_error, warn
 
 
 class ScopeError(ValueError):
@@ -81,7 +81,7 @@ _SOCKET = click.option("--socket", help="Unix socket of the daemon.")
 @click.option("--instruction", help="What to do when it fires; delivered with the event.")
 @click.option("--display-name", help="The name events of this watch are titled with.")
 @_SOCKET
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def declare(
     source: str,
     session_id: str,
@@ -109,9 +109,7 @@ def declare(
         record = ask(manual_socket(socket), "watch.declare", request, as_json=as_json)
     except DaemonCallFailed:
         return 1
-    if as_json:
-        click.echo(dump_json(record))
-    else:
+    if not print_document(record, output_format):
         for warning in record.get("warnings", ()):
             warn(warning)
         click.echo(f"Declared ephemeral monitor: {record['id']}")
@@ -132,7 +130,7 @@ def _band(record: dict[str, Any]) -> str:
 @command.command("list", help="The session's active watches, oldest first.")
 @_SESSION
 @_SOCKET
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def list_(session_id: str, socket: str | None, output_format: str) -> int:
     as_json = output_format == "json"
     try:
@@ -141,8 +139,8 @@ def list_(session_id: str, socket: str | None, output_format: str) -> int:
         )
     except DaemonCallFailed:
         return 1
-    if as_json:
-        click.echo(dump_json(records))
+    if print_document(records, output_format):
+        pass
     elif not records:
         click.echo("No ephemeral monitors found.")
     else:
@@ -160,7 +158,7 @@ list_.name = "list"
 @click.argument("ephemeral_id")
 @_SESSION
 @_SOCKET
-@format_option(("text", "json"), "text")
+@format_option(("text", "json", "toon"), "text")
 def cancel(ephemeral_id: str, session_id: str, socket: str | None, output_format: str) -> int:
     as_json = output_format == "json"
     try:
@@ -172,8 +170,6 @@ def cancel(ephemeral_id: str, session_id: str, socket: str | None, output_format
         )
     except DaemonCallFailed:
         return 1
-    if as_json:
-        click.echo(dump_json(record))
-    else:
+    if not print_document(record, output_format):
         click.echo(f"Cancelled ephemeral monitor: {record['id']}")
     return 0
