@@ -218,6 +218,30 @@ def test_daemon_once_never_retries_a_failure_sooner_than_its_interval(project: P
     assert _seconds(retry_at) - _seconds(observed["details"]["observedAt"]) == 60
 
 
+def test_a_daemon_started_while_a_monitor_fails_keeps_its_count_and_its_wait(
+    project: Path,
+) -> None:
+    add_monitor(
+        project,
+        "status",
+        f"---\nwatch:\n  type: api-poll\n  url: http://127.0.0.1:{closed_port()}/x\n"
+        "  interval: 5m\n---\nAct.\n",
+    )
+    os.utime(project / ".claude/monitors/status/MONITOR.md", (1_000_000_000, 1_000_000_000))
+    cli_ok(project, "monitor", "approve", "--yes", "status")
+    for _ in range(3):
+        once_json(project)  # --force: each run observes it, and it fails
+    cli_ok(project, "daemon", "start")
+    try:
+        _code, explained, _ = cli_json(project, "monitor", "explain", "status")
+    finally:
+        agentmonitors(project, "daemon", "stop")
+    scheduling = next(s for s in explained["stages"] if s["id"] == "scheduling")
+    assert scheduling["details"]["consecutiveFailures"] == 3, scheduling
+    assert "after 3 consecutive failures" in scheduling["reason"]
+    assert explained["verdict"]["status"] == "failure"
+
+
 def _seconds(iso: str) -> int:
     from datetime import datetime
 

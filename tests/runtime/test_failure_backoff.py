@@ -100,6 +100,16 @@ def test_a_restored_backoff_also_waits_the_interval(harness: Harness) -> None:
     assert {"monitorId": "api", "nextDueAt": iso_from_ms(START + 300_000)} in skipped
 
 
+def test_a_restored_count_is_the_whole_run_of_failures(harness: Harness) -> None:
+    """The count is shown (``Backing off after N consecutive failures``): a run longer
+    than the wait needs is still counted whole."""
+    write_monitor(harness.workspace, "api", "watch:\n  type: scripted\n  interval: 1s\n")
+    assert retry_gaps(harness, 12)
+    found = restored_failures(harness.db, "api", str(harness.workspace), None, 1_000)
+    assert found is not None
+    assert found[0] == 12 == harness.runtime.failure_of("api")[0]
+
+
 def test_retry_delay_is_the_larger_of_the_backoff_and_the_cadence() -> None:
     assert [retry_delay_ms(n, 0) for n in range(1, 8)] == [
         5_000,

@@ -85,6 +85,8 @@ class Daemon:
             registry,
             monitors_dir=options.monitors_dir,
             clock=self.clock,
+            # A daemon started while a monitor fails keeps its backoff and its count.
+            restore_backoff=True,
         )
         if options.only_monitor is not None:
             self.runtime.only = frozenset({options.only_monitor})

@@ -1,9 +1,10 @@
 """A failing monitor's backoff, read back from its observation history.
 
-The daemon keeps backoff in memory. ``daemon once`` is a new process each time, so
-without this every run would retry a failing monitor at once, however often it is
-called. Its history holds what is needed: the newest rows that are ``errored``, in
-a row, are the consecutive failures, and the newest of them dates the last one.
+The daemon keeps backoff in memory. ``daemon once`` is a new process each time, and a
+daemon may start while a monitor fails, so without this every start would retry a
+failing monitor at once and count its failures from nothing. Its history holds what
+is needed: the newest rows that are ``errored``, in a row, are the consecutive
+failures, and the newest of them dates the last one.
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ import os
 from agentmonitors.runtime.scheduling import BACKOFF_BASE_MS, BACKOFF_MAX_MS, retry_delay_ms
 from agentmonitors.store import queries
 from agentmonitors.store.database import Database
+from agentmonitors.store.records import HistoryRow
 
 # Past this many failures in a row the wait no longer grows (see backoff_ms).
 _COUNTED = 1 + max(1, (BACKOFF_MAX_MS // BACKOFF_BASE_MS).bit_length())
+# How far back a longer run is counted: at one failure per 5 minutes (the longest
+# wait), about a year of failing.
+_WHOLE_RUN = 100_000
 
 
 def restored_failures(
@@ -29,13 +34,14 @@ def restored_failures(
     or after the last failure: an edit may be the fix, so it earns an immediate try.
     """
     rows = queries.list_history(db, monitor_id=monitor_id, workspace=workspace, limit=_COUNTED)
-    count = 0
-    for row in rows:
-        if row.result != "errored":
-            break
-        count += 1
+    count = _errored_run(rows)
     if count == 0:
         return None
+    if count == len(rows) == _COUNTED:
+        # A longer run than the wait needs: counted whole, since the count is shown.
+        count = _errored_run(
+            queries.list_history(db, monitor_id=monitor_id, workspace=workspace, limit=_WHOLE_RUN)
+        )
     last_s = rows[0].created_at
     if file_path is not None:
         try:
@@ -47,3 +53,13 @@ def restored_failures(
     message = rows[0].observation_data.get("error")
     retry_at = last_s * 1000 + retry_delay_ms(count, floor_ms)
     return count, retry_at, message if isinstance(message, str) else None
+
+
+def _errored_run(rows: list[HistoryRow]) -> int:
+    """How many of the newest ``rows`` are errors, in a row."""
+    count = 0
+    for row in rows:
+        if row.result != "errored":
+            break
+        count += 1
+    return count
