@@ -14,7 +14,7 @@ import pytest
 from agentmonitors.store import queries
 from agentmonitors.store.database import Database
 from tests.daemon.clocked import START_MS, ClockedDaemon
-from tests.diagnosis.test_cut_listings import cli, served, suggested, write_store
+from tests.diagnosis.test_cut_listings import as_json, cli, served, suggested, write_store
 
 pytestmark = pytest.mark.slow
 
@@ -95,3 +95,31 @@ def test_events_list_as_json_says_on_stderr_how_many_its_limit_left_out(
         assert closing == ["5 more; use --limit/--all"], few.err
         every = cli("events", "list", "--session", session, "--all", "--format", "json")
         assert len(json.loads(every.out)) == 9 and "more" not in every.err
+
+
+def test_monitor_explain_says_how_many_observations_and_events_its_limits_left_out(
+    served: tuple[Path, ClockedDaemon],
+) -> None:
+    from agentmonitors.sources.observation import Observation
+
+    root, daemon = served
+    notes = [Observation(title=f"Note {n}", object_key=f"n{n}") for n in range(4)]
+    write_store(daemon.db, str(root), [("notes", "low", notes)])
+    add_history(daemon.db, str(root), "notes", 6)
+    daemon.start()
+    observations = len(as_json("monitor", "history", "notes", "--limit", "1000"))
+    assert observations >= 6
+
+    report = as_json("monitor", "explain", "notes", "--history-limit", "2", "--event-limit", "1")
+    assert (len(report["observations"]), report["moreObservations"]) == (2, observations - 2)
+    assert (len(report["events"]), report["moreEvents"]) == (1, 3)
+    command = f"--history-limit {observations} --event-limit 4"
+    assert report["showMore"] == f"`agentmonitors monitor explain notes {command}` lists them all"
+    whole = as_json(*suggested(report["showMore"]))
+    assert (len(whole["observations"]), whole["moreObservations"]) == (observations, 0)
+    assert (len(whole["events"]), whole["moreEvents"]) == (4, 0)
+    assert "showMore" not in whole
+    # TOON, an agent's default, carries the same counts.
+    toon = cli("monitor", "explain", "notes", "--history-limit", "2", "--event-limit", "1")
+    assert toon.code == 0, toon.err
+    assert f"moreObservations: {observations - 2}" in toon.out and "moreEvents: 3" in toon.out
