@@ -134,8 +134,9 @@ def events_list(options: Options) -> int:
     # A daemon that predates ``render`` answers the records: they are encoded here.
     records, total = listed_page(reply, cap)
     emit(records, fmt, lambda: events_text(records))
-    if fmt != "json" and total > len(records):
-        echo(more_line(total - len(records)))
+    if total > len(records):
+        # JSON stays the bare array the reference prints: what it left out is a notice.
+        echo(more_line(total - len(records)), err=fmt == "json")
     return 0
 
 

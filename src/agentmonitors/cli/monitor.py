@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +12,7 @@ from agentmonitors.cli.monitor_approve import approve
 from agentmonitors.cli.monitor_test import test_monitor
 from agentmonitors.cli.output import (
     USAGE,
+    echo,
     emit,
     format_option,
     notice,
@@ -21,6 +22,9 @@ from agentmonitors.cli.output import (
     warn,
 )
 from agentmonitors.workspace import read_local_state, resolve_workspace
+
+if TYPE_CHECKING:
+    from agentmonitors.cli.output import OutputFormat
 
 OFFLINE_NOTICE = "No daemon running — showing persisted state from the last tick."
 BUSY_NOTICE = (
@@ -161,21 +165,25 @@ def history(
         return USAGE
     workspace_path = resolve_workspace(workspace)
     socket_path = resolve_socket_path(workspace_path, socket)
-    params: dict[str, Any] = {"limit": limit}
+    params: dict[str, Any] = {"limit": limit, "withTotal": True}
     if monitor_id is not None:
         params["monitorId"] = monitor_id
     if workspace is not None:
         params["workspacePath"] = workspace_path
+    more = _MoreHistory(monitor_id, workspace, socket)
     try:
-        rows = ask_daemon(socket_path, "history.list", params)
+        reply = ask_daemon(socket_path, "history.list", params)
     except DaemonError as error:
         return report_error(f"History failed: {error}", fmt == "json")
-    if not isinstance(rows, Unanswered):
+    if not isinstance(reply, Unanswered):
+        # A daemon that predates ``withTotal`` answers the bare array.
+        rows = reply["observations"] if isinstance(reply, dict) else reply
+        total = reply["total"] if isinstance(reply, dict) else len(rows)
         if not rows and monitor_id is not None:
             unknown = _unknown_id(monitor_id, workspace_path)
             if unknown is not None:
                 return report_error(unknown, fmt == "json")
-        emit(rows, fmt, lambda: history_text(rows))
+        more.emit(rows, total, fmt)
         return 0
 
     from agentmonitors.store import queries
@@ -183,29 +191,61 @@ def history(
 
     try:
         db = _open_existing(resolve_db_path(workspace_path))
-        if db is None:
-            found: list[dict[str, Any]] = []
-        else:
+        found: list[dict[str, Any]] = []
+        stored = 0
+        if db is not None:
+            scope = workspace_path if workspace is not None else None
             with db:
                 found = [
                     row.to_json()
                     for row in queries.list_history(
-                        db,
-                        monitor_id=monitor_id,
-                        workspace=workspace_path if workspace is not None else None,
-                        limit=limit,
+                        db, monitor_id=monitor_id, workspace=scope, limit=limit
                     )
                 ]
+                stored = queries.count_history(db, monitor_id=monitor_id, workspace=scope)
     except StoreError as error:
         return report_error(f"History failed: {error}", fmt == "json")
     if not found:
         unknown = None if monitor_id is None else _unknown_id(monitor_id, workspace_path)
-        message = unknown or _nothing_persisted(workspace_path, socket_path, rows)
+        message = unknown or _nothing_persisted(workspace_path, socket_path, reply)
         return report_error(message, fmt == "json")
     # The notice is about the answer, not part of it: stderr, so the data parses.
-    notice(rows.notice)
-    emit(found, fmt, lambda: history_text(found))
+    notice(reply.notice)
+    more.emit(found, stored, fmt)
     return 0
+
+
+class _MoreHistory:
+    """A history listing and, when its limit left some out, how many and how to see them."""
+
+    def __init__(self, monitor_id: str | None, workspace: str | None, socket: str | None) -> None:
+        import shlex
+
+        words = ["agentmonitors", "monitor", "history"]
+        if monitor_id is not None:
+            words.append(monitor_id)
+        for flag, value in (("--workspace", workspace), ("--socket", socket)):
+            if value is not None:
+                words += [flag, value]
+        self.command = " ".join(shlex.quote(word) for word in words)
+
+    def line(self, shown: int, total: int) -> str:
+        left = total - shown
+        noun = "observation" if left == 1 else "observations"
+        return f"… and {left} more {noun}; `{self.command} --limit {total}` shows them"
+
+    def emit(self, rows: list[dict[str, Any]], total: int, fmt: OutputFormat) -> None:
+        """The rows as ``fmt`` asks; the closing line after them, or on stderr under JSON
+        (its stdout is the bare array the reference prints)."""
+        closing = self.line(len(rows), total) if total > len(rows) else ""
+        if fmt == "text":
+            emit(rows, fmt, lambda: "\n".join(filter(None, [history_text(rows), closing])))
+            return
+        emit(rows, fmt, str)
+        if closing and fmt == "json":
+            notice(closing)
+        elif closing:
+            echo(closing)
 
 
 # --------------------------------------------------------------------------- explain

@@ -149,7 +149,12 @@ class Daemon:
             "status": Method(self._m_status, params()),
             "history.list": Method(
                 self._m_history,
-                params(monitorId=(str, False), workspacePath=(str, False), limit=(int, False)),
+                params(
+                    monitorId=(str, False),
+                    workspacePath=(str, False),
+                    limit=(int, False),
+                    withTotal=(bool, False),
+                ),
             ),
             "daemon.tick": Method(
                 self._m_tick, params(monitorsDir=(str, False), workspacePath=(str, False))
@@ -202,13 +207,18 @@ class Daemon:
         limit = request.get("limit", queries.DEFAULT_HISTORY_LIMIT)
         if limit < 0:
             raise RequestError("limit must not be negative")
-        rows = queries.list_history(
-            self.db,
-            monitor_id=request.get("monitorId"),
-            workspace=request.get("workspacePath"),
-            limit=limit,
-        )
-        return [row.to_json() for row in rows]
+        monitor_id, workspace = request.get("monitorId"), request.get("workspacePath")
+        listed = [
+            row.to_json()
+            for row in queries.list_history(
+                self.db, monitor_id=monitor_id, workspace=workspace, limit=limit
+            )
+        ]
+        if not request.get("withTotal"):
+            return listed  # the reference's bare array
+        # Additive: how many there are in all, so a listing can say what it left out.
+        total = queries.count_history(self.db, monitor_id=monitor_id, workspace=workspace)
+        return {"observations": listed, "total": total}
 
     async def _m_tick(self, request: dict[str, Any]) -> Any:
         workspace = request.get("workspacePath", self.options.workspace)

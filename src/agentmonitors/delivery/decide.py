@@ -7,6 +7,7 @@ claim (or a reservation's commit) marks claimed; :func:`apply` is the write half
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from agentmonitors.delivery import states
 from agentmonitors.delivery.collapse import (
@@ -26,7 +27,7 @@ from agentmonitors.delivery.records import (
 from agentmonitors.delivery.sessions import stamp_recap
 from agentmonitors.delivery.vocabulary import REMINDER
 from agentmonitors.delivery.wire import DeliveryClaim, EventSummary, UnreadCounts
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.lean_dataclass import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,22 @@ class Decision:
     # session has seen once it is written. A reminder only counts its rows, so the
     # session's diff base stays where it was for them.
     seen: tuple[DeliveryRow, ...] = ()
+
+    def seen_only(self, shown_ids: Sequence[str]) -> Decision:
+        """This decision with only the events a rendered text printed counted as seen.
+
+        A text cut to its cap (a recap, a lone block cut short) shows fewer events than
+        the claim holds; the session's diff base moves for those alone (docs/architecture.md,
+        "The life of one event"), with the rows each shown event stands for.
+        """
+        shown = set(shown_ids)
+        groups = {row.group for row in self.seen if row.id in shown and row.group is not None}
+        kept = tuple(
+            row
+            for row in self.seen
+            if row.id in shown or (row.group is not None and row.group in groups)
+        )
+        return self if len(kept) == len(self.seen) else replace(self, seen=kept)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ hook path of every prompt and tool call.
 from __future__ import annotations
 
 from agentmonitors.delivery.text import (
-    CHANNEL_DEFERRED_MARKER,
     HOOK_LEAD_LINE,
     HOOK_PREFIX,
     MAX_ADDITIONAL_CONTEXT,
@@ -21,6 +20,7 @@ from agentmonitors.delivery.text import (
     bound_diff,
     channel_action_step,
     channel_cut_marker,
+    channel_deferred_marker,
     diff_command,
     hook_action_step,
     hook_cut_marker,
@@ -161,17 +161,20 @@ class _Layout:
 
     The hook's header names the ids of the blocks it shows, so its length grows with
     the number of blocks; the channel has no header. ``count`` is the header fixed
-    point (for the channel, plain whole-block packing).
+    point (for the channel, plain whole-block packing). The marker of a cut says how many
+    updates it left out, so its length depends on how many blocks are shown too
+    (:meth:`reserve`).
     """
 
     __slots__ = (
         "_header_base",
         "_id_lens",
         "blocks",
-        "deferred",
         "hook",
         "ids",
         "joiner",
+        "pending",
+        "recap",
         "session_id",
         "socket_path",
     )
@@ -184,26 +187,48 @@ class _Layout:
         socket_path: str,
         *,
         recap: bool = False,
+        pending: int | None = None,
     ) -> None:
         if packer not in (HOOK, CHANNEL):
             raise ValueError(f"unknown packer {packer!r}")
         self.hook = packer == HOOK
         self.session_id = session_id
         self.socket_path = socket_path
+        self.recap = recap
+        # The session's unacknowledged updates, these blocks' among them (None: unknown).
+        self.pending = pending
         sanitize = sanitize_hook if self.hook else sanitize_channel
         self.blocks = [event_block(event, sanitize) for event in events]
         self.ids = [_text(event, "eventId") for event in events]
         self.joiner = "\n" if self.hook else "\n\n"
         if self.hook:
-            self.deferred = (hook_recap_marker if recap else hook_deferred_marker)(
-                session_id, socket_path
-            )
             self._header_base = len(self.header(0))
             self._id_lens = [len(inline(event_id)) for event_id in self.ids]
         else:
-            self.deferred = CHANNEL_DEFERRED_MARKER
             self._header_base = 0
             self._id_lens = []
+
+    def deferred(self, shown: int) -> str:
+        """The marker of a delivery that shows ``shown`` blocks and defers the rest."""
+        left = None if self.pending is None else max(1, self.pending - shown)
+        if not self.hook:
+            return channel_deferred_marker(self.session_id, self.socket_path, left)
+        marker = hook_recap_marker if self.recap else hook_deferred_marker
+        return marker(self.session_id, self.socket_path, left)
+
+    def reserve(self, cap: int) -> int:
+        """The most blocks that fit in ``cap`` beside the marker counting the rest.
+
+        Fewer blocks shown leave more to count, so the marker is longest for none: start
+        there, then widen while a shorter count lets more blocks in. Each step's marker is
+        no longer than the one it was sized with, so every step fits.
+        """
+        shown = self.count(cap - len(self.deferred(0)))
+        while True:
+            wider = self.count(cap - len(self.deferred(shown)))
+            if wider <= shown:
+                return shown
+            shown = wider
 
     def header(self, k: int) -> str:
         if not self.hook:
@@ -241,7 +266,7 @@ class _Layout:
         whole = self.count(cap)
         if whole == n and not more_deferred:
             return True, n, whole, whole
-        reserved = self.count(cap - len(self.deferred))
+        reserved = self.reserve(cap)
         included = max(1, reserved)
         return included == n, included, whole, reserved
 
@@ -259,20 +284,26 @@ def fit(
     packer: str,
     session_id: str,
     socket_path: str,
+    pending: int | None = None,
 ) -> tuple[bool, int]:
     """``(fits, included)`` for these events under ``cap``.
 
     All fit and nothing else is deferred: fits. Otherwise the blocks are re-packed
     under ``cap − len(M1)`` (``C1`` for the channel), ``included = max(1, k)``, and
     the claim fits iff every event is included. ``cap`` must already be net of the
-    coalesced footer (see :func:`footer`).
+    coalesced footer (see :func:`footer`). ``pending`` is the session's unacknowledged
+    updates, which the marker counts (None: a marker without a count).
     """
     if not events:
         return True, 0
-    fits, included, _whole, _reserved = _Layout(events, packer, session_id, socket_path).fit(
-        more_deferred, cap
-    )
+    layout = _Layout(events, packer, session_id, socket_path, pending=pending)
+    fits, included, _whole, _reserved = layout.fit(more_deferred, cap)
     return fits, included
+
+
+# A preview does not carry the session's count: its marker is measured with one this
+# long, longer than any real count, so the claim sized from it fits with its own.
+_PREVIEW_PENDING = 10**9
 
 
 def max_events(
@@ -288,6 +319,7 @@ def max_events(
         packer=packer,
         session_id=session_id,
         socket_path=socket_path,
+        pending=_PREVIEW_PENDING,
     )[1]
 
 
@@ -297,7 +329,10 @@ def _claim_layout(
     """The claim's layout, its footer, the cap left for blocks and markers, and recap-ness."""
     session_id = _text(claim, "sessionId")
     recap = packer == HOOK and claim.get("lifecycle") == "post-compact"
-    layout = _Layout(_events(claim), packer, session_id, socket_path, recap=recap)
+    counts = claim.get("unreadCounts")
+    total = counts.get("total") if isinstance(counts, dict) else None
+    pending = total if isinstance(total, int) and not isinstance(total, bool) else None
+    layout = _Layout(_events(claim), packer, session_id, socket_path, recap=recap, pending=pending)
     tail = footer(_text(claim, "coalescedReminder"), session_id, socket_path, packer)
     return layout, tail, cap - len(tail), recap
 
@@ -325,27 +360,36 @@ def _render_body(
     more_deferred: bool,
     cap: int,
 ) -> tuple[str, list[str]]:
-    layout, tail, budget, recap = _claim_layout(claim, socket_path, packer, cap)
-    session_id = layout.session_id
+    layout, tail, budget, _recap = _claim_layout(claim, socket_path, packer, cap)
     n = len(layout.blocks)
     _fits, _included, whole, reserved = layout.fit(more_deferred, budget)
     if whole == n and not more_deferred:
         return layout.text(n) + tail, list(layout.ids)
     if reserved >= 1:
-        return layout.text(reserved) + layout.deferred + tail, layout.ids[:reserved]
-    # Even the first block alone does not fit beside a marker: show it cut.
-    if packer == HOOK:
-        marker = layout.deferred if recap else hook_cut_marker(session_id, socket_path)
-    else:
-        marker = channel_cut_marker(session_id, socket_path)
-    if not recap and (more_deferred or n > 1):
-        marker += layout.deferred  # the cut event's own tail, and other work too
+        return layout.text(reserved) + layout.deferred(reserved) + tail, layout.ids[:reserved]
+    # Even the first block alone does not fit beside a marker: show it cut. Its marker
+    # counts it among the rest unless its header survives (then it was shown); the
+    # marker that counts it is never the shorter, so the cut made for it holds.
     first = layout.text(1)
-    shown = append_marker_within_cap(first, budget, marker)
-    # The block counts as shown only if its header survived (and the ack line names it).
-    kept = len(shown) - len(marker)
-    visible = layout.ids[:1] if kept > len(layout.header(1)) else []
-    return shown + tail, visible
+    for shown_count in (0, 1):
+        marker = _cut_marker(layout, shown_count, more_deferred or n > 1)
+        shown = append_marker_within_cap(first, budget, marker)
+        # The block counts as shown only if its header survived (and the ack line names it).
+        kept = len(shown) - len(marker)
+        if kept <= len(layout.header(1)):
+            return shown + tail, []
+    return shown + tail, layout.ids[:1]
+
+
+def _cut_marker(layout: _Layout, shown: int, others: bool) -> str:
+    """The markers of a first block cut short: its own cut, then what else waits."""
+    if layout.recap:
+        return layout.deferred(shown)
+    if layout.hook:
+        marker = hook_cut_marker(layout.session_id, layout.socket_path)
+    else:
+        marker = channel_cut_marker(layout.session_id, layout.socket_path)
+    return marker + layout.deferred(shown) if others else marker
 
 
 def render_hook_shown(

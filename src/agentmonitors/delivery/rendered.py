@@ -56,6 +56,10 @@ def reserve_rendered(
             socket_path=socket_path,
             cap=cap or CAPS[packer],
         )
+    if reservation is not None:
+        # What the text printed is what the session saw: a recap cut to the cap moves
+        # the diff base for the events it showed, not for every event it meant to.
+        service.reservations.narrow_seen(reservation["reservationId"], shown)
     reply: RenderedReply = {
         "session": session,
         "reservation": reservation,

@@ -9,6 +9,7 @@ lease and the rows are pending again. Nothing here is persisted, by design.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from agentmonitors.clock import Clock
 from agentmonitors.delivery.decide import Decision
@@ -47,6 +48,15 @@ class ReservationRegistry:
         """Remove a reservation, live or expired."""
         with self._lock:
             return self._items.pop(reservation_id, None)
+
+    def narrow_seen(self, reservation_id: str, shown_ids: Sequence[str]) -> None:
+        """Count only ``shown_ids`` as seen when the reservation commits: its text showed
+        no more (see ``Decision.seen_only``). Unknown ids and reservations are ignored."""
+        with self._lock:
+            item = self._items.get(reservation_id)
+            if item is not None:
+                narrowed = item.decision.seen_only(shown_ids)
+                self._items[reservation_id] = Reservation(narrowed, item.expires_at_ms)
 
     def clear(self) -> None:
         """Drop every reservation (their rows belonged to a store that is gone)."""

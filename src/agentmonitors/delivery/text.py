@@ -29,6 +29,7 @@ __all__ = [
     "bound_diff",
     "channel_action_step",
     "channel_cut_marker",
+    "channel_deferred_marker",
     "cut",
     "diff_command",
     "diff_elided",
@@ -68,6 +69,7 @@ DIFF_ELISION_MARKER = "\n… (change summary truncated)"
 CHANNEL_DEFERRED_MARKER = (
     "\n\n(more monitor updates are pending; they will surface on a later poll)"
 )
+"""C1 without a count (:func:`channel_deferred_marker`)."""
 
 # Channel S: the tag body may hold newlines, never anything that reads as a tag.
 _CHANNEL_TABLE = {ord(char): " " for char in "<>[]\r"}
@@ -249,10 +251,17 @@ def channel_action_step(session_id: str, socket_path: str) -> str:
     )
 
 
-def hook_deferred_marker(session_id: str, socket_path: str) -> str:
-    """M1: whole blocks were deferred and stay pending."""
+def _pending(count: int | None) -> str:
+    """``N more monitor updates are pending`` (no count when the caller does not know it)."""
+    if count is None:
+        return "more monitor updates are pending"
+    return f"{count} more monitor update{' is' if count == 1 else 's are'} pending"
+
+
+def hook_deferred_marker(session_id: str, socket_path: str, pending: int | None = None) -> str:
+    """M1: whole blocks were deferred and stay pending (``pending``: how many)."""
     listing = list_command(inline(session_id), socket_path)
-    return f"\n\n[truncated — more monitor updates are pending; run {listing} to see the rest]"
+    return f"\n\n[truncated — {_pending(pending)}; run {listing} to see the rest]"
 
 
 def hook_cut_marker(session_id: str, socket_path: str) -> str:
@@ -264,13 +273,28 @@ def hook_cut_marker(session_id: str, socket_path: str) -> str:
     )
 
 
-def hook_recap_marker(session_id: str, socket_path: str) -> str:
-    """M3: any cut in a ``post-compact`` recap (replaces M1 and M2)."""
+def hook_recap_marker(session_id: str, socket_path: str, pending: int | None = None) -> str:
+    """M3: any cut in a ``post-compact`` recap (replaces M1 and M2); ``pending``: how many
+    unacknowledged updates it did not show."""
     listing = list_command(inline(session_id), socket_path)
+    left_out = "" if pending is None else f" ({pending} not shown)"
     return (
-        "\n\n[truncated — not everything fit in this recap; the omitted content stays unread "
+        f"\n\n[truncated — not everything fit in this recap{left_out}; the omitted content"
+        " stays unread "
         "and will reappear on future recaps until acknowledged — run "
         f"{listing} to see it now]"
+    )
+
+
+def channel_deferred_marker(session_id: str, socket_path: str, pending: int | None = None) -> str:
+    """C1: whole blocks were deferred; how many, and the listing that shows them now."""
+    if pending is None:
+        return CHANNEL_DEFERRED_MARKER
+    listing = list_command(sanitize_meta(session_id), socket_path)
+    them = ("it", "it") if pending == 1 else ("they", "them")
+    return (
+        f"\n\n({_pending(pending)}; {them[0]} will surface on a later poll, or run {listing}"
+        f" to see {them[1]} now)"
     )
 
 

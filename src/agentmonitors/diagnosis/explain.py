@@ -19,6 +19,7 @@ running. Nothing here writes.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -240,7 +241,31 @@ def explain_monitor(
         "events": [event.to_json() for event in ctx.events],
         "projections": delivery.projections,
         "leadSessions": delivery.lead_sessions,
+        **_left_out(ctx, monitor_id, history_limit, event_limit),
     }
+
+
+def _left_out(
+    ctx: _Context, monitor_id: str, history_limit: int, event_limit: int
+) -> dict[str, Any]:
+    """How many observations and events the limits left out, and the flags that show them."""
+    observations = queries.count_history(ctx.db, monitor_id=monitor_id, workspace=ctx.workspace)
+    more = {
+        "moreObservations": max(0, observations - max(0, history_limit)),
+        "moreEvents": max(0, ctx.event_total - len(ctx.events)),
+    }
+    if not any(more.values()):
+        return more
+    flags = [
+        f"{flag} {total}"
+        for flag, total, left in (
+            ("--history-limit", observations, more["moreObservations"]),
+            ("--event-limit", ctx.event_total, more["moreEvents"]),
+        )
+        if left
+    ]
+    command = f"agentmonitors monitor explain {shlex.quote(monitor_id)} {' '.join(flags)}"
+    return {**more, "showMore": f"`{command}` lists them all"}
 
 
 def has_persisted_state(report: Mapping[str, Any]) -> bool:

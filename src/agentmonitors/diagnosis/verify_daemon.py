@@ -25,6 +25,20 @@ STOP_GRACE_S = 3.0
 POLL_MS = 250
 MAX_OUTPUT_CHARS = 4000
 VERIFY_HOOK_STATE = "verify-hook-state.json"
+VERIFY_LOG = "verify-daemon.log"
+"""Where a throwaway daemon's whole output is kept when verify shows only its end."""
+
+
+def output_tail(text: str, whole: str) -> str:
+    """The last :data:`MAX_OUTPUT_CHARS` of ``text``, saying how much came before and
+    where ``whole`` (a file) holds all of it."""
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    left_out = len(text) - MAX_OUTPUT_CHARS
+    return (
+        f"… ({left_out} earlier characters left out; the whole output is in {whole})\n"
+        + text[-MAX_OUTPUT_CHARS:]
+    )
 
 
 class VerifyDaemon(Protocol):
@@ -120,7 +134,16 @@ class IsolatedDaemon:
                 text = handle.read()
         except OSError:
             return ""
-        return text[-MAX_OUTPUT_CHARS:]
+        if len(text) <= MAX_OUTPUT_CHARS:
+            return text
+        # The folder goes at teardown: the whole output is kept where the user can read it.
+        kept = os.path.join(workspace_data_dir(self.workspace), VERIFY_LOG)
+        try:
+            os.makedirs(os.path.dirname(kept), mode=0o700, exist_ok=True)
+            shutil.copyfile(self.log_path, kept)
+        except OSError:
+            kept = "no file (it could not be kept)"
+        return output_tail(text, kept)
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after a grace period; never raises."""
@@ -177,7 +200,7 @@ class WorkspaceDaemon:
             timeout=60,
             check=False,
         )
-        self._boot_output = (done.stdout + done.stderr)[-MAX_OUTPUT_CHARS:]
+        self._boot_output = done.stdout + done.stderr
         if done.returncode != 0 and "already running" not in self._boot_output:
             self._boot_code = done.returncode
 
@@ -215,12 +238,13 @@ class WorkspaceDaemon:
     def output(self) -> str:
         from agentmonitors.paths import workspace_log_path
 
+        path = workspace_log_path(self.workspace)
         try:
-            with open(workspace_log_path(self.workspace), encoding="utf-8", errors="replace") as f:
-                log = f.read()[-MAX_OUTPUT_CHARS:]
+            with open(path, encoding="utf-8", errors="replace") as f:
+                log = f.read()
         except OSError:
             log = ""
-        return (self._boot_output + log)[-MAX_OUTPUT_CHARS:]
+        return output_tail(self._boot_output + log, path)
 
     def stop(self) -> None:
         return None

@@ -156,14 +156,8 @@ def add_history(
     return row_id
 
 
-def list_history(
-    db: Database,
-    *,
-    monitor_id: str | None = None,
-    workspace: str | None = None,
-    limit: int = DEFAULT_HISTORY_LIMIT,
-) -> list[HistoryRow]:
-    """Newest first. A workspace filter is an exact match; ephemeral ids need naming."""
+def _history_filter(monitor_id: str | None, workspace: str | None) -> tuple[str, list[Any]]:
+    """The WHERE clause of a history listing and its parameters."""
     where = []
     params: list[Any] = []
     if monitor_id is not None:
@@ -174,14 +168,36 @@ def list_history(
     if workspace is not None:
         where.append("workspace_path = ?")
         params.append(workspace)
+    return " AND ".join(where), params
+
+
+def list_history(
+    db: Database,
+    *,
+    monitor_id: str | None = None,
+    workspace: str | None = None,
+    limit: int = DEFAULT_HISTORY_LIMIT,
+) -> list[HistoryRow]:
+    """Newest first. A workspace filter is an exact match; ephemeral ids need naming."""
+    where, params = _history_filter(monitor_id, workspace)
     sql = (
-        "SELECT * FROM observation_history WHERE "
-        + " AND ".join(where)
-        + " ORDER BY created_at DESC, id DESC LIMIT ?"
+        f"SELECT * FROM observation_history WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?"
     )
     params.append(max(0, limit))
     with db.read() as conn:
         return [HistoryRow.from_row(row) for row in _rows(conn, sql, tuple(params))]
+
+
+def count_history(
+    db: Database, *, monitor_id: str | None = None, workspace: str | None = None
+) -> int:
+    """How many rows :func:`list_history` would list with no limit."""
+    where, params = _history_filter(monitor_id, workspace)
+    with db.read() as conn:
+        row = conn.execute(
+            f"SELECT COUNT(*) FROM observation_history WHERE {where}", tuple(params)
+        ).fetchone()
+    return int(row[0])
 
 
 # --------------------------------------------------------------------------- events
