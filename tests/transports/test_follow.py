@@ -167,6 +167,31 @@ def test_a_settled_change_becomes_exactly_one_line_the_hooks_then_leave_alone(
     assert follow.no_line(within=1.0)  # one delivery, one line
 
 
+def test_a_line_names_a_change_without_showing_it_so_the_session_diff_still_shows_it(
+    clocked_project: Project, follows: list[Follow]
+) -> None:
+    project = clocked_project
+    session_id, follow = start(project, follows)
+    project.settled_change("second\n")
+    assert follow.line() is not None
+    key = str(project.root / "notes" / "a.txt")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "agentmonitors", "diff", "notes", "--object", key),
+            *("--session", session_id, "--socket", project.daemon.socket, "--format", "json"),
+        ],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    diff = json.loads(done.stdout)
+    assert diff["changed"] is True, diff
+    assert "- 1: first" in diff["diff"] and "+ 1: second" in diff["diff"], diff
+
+
 def test_two_events_settling_together_make_one_line(
     clocked_project: Project, follows: list[Follow]
 ) -> None:

@@ -127,6 +127,10 @@ def reserve_follow(
         if not line:
             service.release(reservation["reservationId"])
             continue
+        # A line names each change, never shows it: the session's diff base stays at
+        # the version it last saw, so the `diff --session` it may run next is the change
+        # (docs/architecture.md, "The life of one event", step 7).
+        service.reservations.narrow_seen(reservation["reservationId"], ())
         reply.update(reservation=reservation, text=line, lifecycle=lifecycle)
         return reply
     return reply
