@@ -100,6 +100,19 @@ def test_a_failing_trigger_command_is_a_setup_failure(isolated_environment: Path
     assert result.stage("trigger")["status"] == "fail"
 
 
+def test_a_long_trigger_error_says_how_much_of_it_is_quoted(isolated_environment: Path) -> None:
+    work = isolated_environment
+    (work / "a.ts").write_text("x\n")
+    _files_monitor(work, "*.ts")
+
+    long_error = "python3 -c \"import sys; sys.stderr.write('x' * 1000 + 'the end')\"; exit 7"
+    result = verify(work, "files", "--trigger-cmd", long_error)
+
+    message = result.report["failure"]["message"]
+    assert message.startswith("--trigger-cmd exited with 7: (last 400 of 1007 characters) x")
+    assert message.endswith("the end")
+
+
 def test_a_daemon_that_cannot_start_fails_as_daemon_died_with_its_output(
     isolated_environment: Path, tmp_path: Path
 ) -> None:

@@ -19,6 +19,8 @@ from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.file_globs import compile_patterns, resolve_base
 
 SCRATCH_PREFIX = "agentmonitors-verify-"
+TRIGGER_TAIL_CHARS = 400
+"""How much of a failed --trigger-cmd's output its error quotes (its end)."""
 _EXTENSION = re.compile(r"\*(\.[A-Za-z0-9_.-]+)$")
 
 
@@ -151,6 +153,11 @@ def run_trigger_command(command: str, workspace: str, timeout_s: float) -> None:
             "setup", f"--trigger-cmd did not finish within {timeout_s:.0f}s"
         ) from None
     if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip()[-400:]
+        said = (done.stderr or done.stdout).strip()
+        tail = said[-TRIGGER_TAIL_CHARS:]
+        if len(said) > len(tail):
+            # Cut from the front (an error is said last); the command, run again by
+            # hand, prints it whole.
+            tail = f"(last {len(tail)} of {len(said)} characters) {tail}"
         message = f"--trigger-cmd exited with {done.returncode}"
         raise TriggerError("setup", f"{message}: {tail}" if tail else message)
