@@ -120,7 +120,8 @@ def in_text(text: str, where: str, *, prose: bool = True) -> Iterator[Mention]:
     for found in re.finditer(rf"(?<![\w/.-]){PROGRAM}(?![\w-]|\.\w)", rest):
         after = rest[found.end() :]
         end = PROSE_END.search(after)
-        words = tuple(after[: end.start() if end else len(after)].split())
+        # Quoted as a shell would read it: a message quotes a path (`--socket '/a b'`).
+        words = tuple(shell_words(after[: end.start() if end else len(after)]))
         known = bool(words) and words[0] in cli.list_commands(click.Context(cli))
         if known or PROSE_CUE.search(rest[: found.start()]):
             yield Mention(where, words)

@@ -11,6 +11,7 @@ they are written; only the kinds listed in :func:`runnable` are adapted or left 
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -144,3 +145,44 @@ def test_commands_in_the_readme_and_skill_succeed(isolated_environment: Path) ->
         run(root, ["daemon", "stop"])
     assert failures == [], "\n".join(failures)
     assert len(seen) >= 20
+
+
+def context_of(out: str) -> str:
+    """What a hook's JSON puts before the model ("" when the hook printed nothing)."""
+    if not out.strip():
+        return ""
+    context: str = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    return context
+
+
+def test_commands_suggested_to_a_session_succeed(isolated_environment: Path) -> None:
+    """What the hooks tell an agent to run (the live-updates offer, a reminder, a
+    recap of event blocks with their diffs) works in the state where the agent reads it."""
+    from tests.transports.test_hook_end_to_end import NOTES, Project, deliver
+
+    root = isolated_environment
+    assert run(root, ["init", "--enable-only"])[0] == 0
+    folder = root / ".claude" / "monitors" / "notes"
+    folder.mkdir(parents=True)
+    (folder / "MONITOR.md").write_text(NOTES.format(urgency="normal"))
+    (root / "notes").mkdir()
+    (root / "notes" / "a.txt").write_text("first\n")
+    project = Project(root)
+    failures: list[str] = []
+    ran = 0
+    try:
+        out, err = project.start_session()
+        ran += run_suggestions(root, context_of(out) + "\n" + err, "session start", failures)
+
+        project.change(text="second\n")
+        _code, out, _err = deliver(project.payload("UserPromptSubmit", prompt="hi"))
+        ran += run_suggestions(root, context_of(out), "a reminder", failures)
+
+        project.change(text="third\n")
+        out, _err = project.start_session()  # SessionStart again: a compact's recap
+        ran += run_suggestions(root, context_of(out), "a recap", failures)
+
+    finally:
+        run(root, ["daemon", "stop"])
+    assert failures == [], "\n".join(failures)
+    assert ran >= 4, ran
