@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agentmonitors.delivery.follow_line import MAX_FOLLOW_LINE, follow_line
@@ -59,3 +60,23 @@ def test_ids_too_long_for_any_summary_still_leave_the_listing() -> None:
     line = follow_line(claim(*(event("E" * 60 + str(n)) for n in range(12))), SOCKET)
     assert len(line) <= MAX_FOLLOW_LINE
     assert line.endswith("agentmonitors events list --session S1 --socket '/run/am.sock' --unread")
+
+
+def test_a_clipped_line_counts_the_characters_it_left_out() -> None:
+    """One long title has no "N monitor events" before it: the clip itself says how much
+    it left out, and the line names the listing that shows it whole."""
+    for length in (600, 1500, 12000):
+        line = follow_line(claim(event("E1", "x" * length)), SOCKET)
+        assert len(line) <= MAX_FOLLOW_LINE
+        found = re.search(r"x… \(([\d,]+) more characters\)\. Ack when handled", line)
+        assert found is not None, line
+        # What was clipped: the rest of the title and the full stop after it.
+        left = length + 1 - line.count("x")
+        assert found.group(1) == f"{left:,}"
+        assert line.endswith(
+            "Full detail: agentmonitors events list --session S1 --socket '/run/am.sock' --unread"
+        )
+    reminder = follow_line(claim(message="y" * 900), SOCKET)
+    assert len(reminder) <= MAX_FOLLOW_LINE
+    found = re.search(r"y… \(([\d,]+) more characters\)\. Full detail: ", reminder)
+    assert found is not None and int(found.group(1)) == 900 - reminder.count("y")

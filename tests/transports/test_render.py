@@ -64,13 +64,16 @@ C2 = f"\n\n(this update was too large to show in full; run {LIST} to see the ful
 
 
 def uncounted(text: str) -> str:
-    """``text`` with the markers' counts taken out (test_marker_counts.py checks them)."""
+    """``text`` with the markers' counts taken out (test_marker_counts.py and
+    test_cut_counts.py check them)."""
     text = re.sub(
         r"— \d+ more monitor updates? (?:is|are) pending",
         "— more monitor updates are pending",
         text,
     )
+    text = re.sub(r": [\d,]+ more characters? of this update (?:was|were) left out;", ";", text)
     text = re.sub(r" \(\d+ not shown\)", "", text)
+    text = re.sub(r" \((?:\d+ not shown, and )?[\d,]+ more characters? of [^)]*\)", "", text)
     return re.sub(
         r"\(\d+ more monitor updates? (?:is|are) pending; (?:it|they) will surface on a later"
         r" poll, or run `[^`]*` to see (?:it|them) now\)",
@@ -318,7 +321,9 @@ def test_oversized_single_event_is_cut_on_a_code_point_with_m2() -> None:
     text, shown = render_hook_shown(claim([big_event(1, 5000, "😀")]), SOCK, more_deferred=False)
     assert len(text) == MAX_ADDITIONAL_CONTEXT  # code points, not UTF-16 units
     assert len(text.encode("utf-16-le")) // 2 > MAX_ADDITIONAL_CONTEXT
-    assert text.endswith("😀" + M2)
+    assert uncounted(text).endswith("😀" + M2)
+    # It counts the characters of the update it left out.
+    assert f": {5000 - text.count('😀'):,} more characters of this update were left out;" in text
     assert M1 not in text
     text.encode("utf-8")  # no half of anything
     assert ack_ids(text) == shown == ["E1"]
@@ -327,7 +332,7 @@ def test_oversized_single_event_is_cut_on_a_code_point_with_m2() -> None:
 def test_combining_characters_count_as_code_points() -> None:
     text = render_hook(claim([big_event(1, 3000, "e\u0301")]), SOCK, more_deferred=False)
     assert len(text) == MAX_ADDITIONAL_CONTEXT
-    assert text.endswith(M2)
+    assert uncounted(text).endswith(M2)
     text.encode("utf-8")
 
 
@@ -388,7 +393,8 @@ def test_cut_event_with_a_coalesced_footer_keeps_the_footer_whole() -> None:
         more_deferred=False,
     )
     assert len(text) == MAX_ADDITIONAL_CONTEXT
-    assert text.endswith("x" + M2 + footer)
+    assert uncounted(text).endswith("x" + M2 + footer)
+    assert f": {9000 - text.count('x'):,} more characters of this update were left out;" in text
 
 
 @pytest.mark.parametrize(
@@ -476,7 +482,11 @@ def test_oversized_reminder_is_capped_with_m2() -> None:
     text = render_hook(reminder_claim(message="m" * 5000), SOCK, more_deferred=False)
     assert len(text) == MAX_ADDITIONAL_CONTEXT
     assert text.startswith("AgentMon: mmm")
-    assert text.endswith("m" + M2)
+    assert uncounted(text).endswith("m" + M2)
+    # The count covers the rest of the message and the action step after it.
+    kept = text.index("\n\n[truncated")
+    left = len("AgentMon: " + "m" * 5000 + HOOK_STEP) - kept
+    assert f": {left:,} more characters of this update were left out;" in text
 
 
 # -- the channel -------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from agentmonitors.delivery.text import (
     HOOK_PREFIX,
     MAX_ADDITIONAL_CONTEXT,
     _socket_clause,
+    counted_cut,
 )
 from agentmonitors.untrusted import clean_line, escape_invisible
 
@@ -51,10 +52,17 @@ def _flat_own(value: object) -> str:
     return " ".join(escape_invisible(text).split())
 
 
+def _more(left_out: int) -> str:
+    return f"{_ELLIPSIS} ({left_out:,} more character{'' if left_out == 1 else 's'})."
+
+
 def _clip(text: str, limit: int) -> str:
+    """``text`` within ``limit``, a cut one saying how many characters it left out (the
+    line's listing shows them); sized like a delivery's marker (``counted_cut``)."""
     if len(text) <= limit:
         return text
-    return text[: max(0, limit - 1)].rstrip() + _ELLIPSIS
+    kept, more = counted_cut(len(text), limit, _more)
+    return text[:kept] + more
 
 
 def follow_line(claim: Mapping[str, Any], socket_path: str, *, cap: int = MAX_FOLLOW_LINE) -> str:

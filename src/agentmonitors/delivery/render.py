@@ -10,17 +10,19 @@ hook path of every prompt and tool call.
 
 from __future__ import annotations
 
+from agentmonitors.delivery.meta import channel_meta
 from agentmonitors.delivery.text import (
     HOOK_LEAD_LINE,
     HOOK_PREFIX,
     MAX_ADDITIONAL_CONTEXT,
     MAX_CHANNEL_CONTENT,
     ack_line,
-    append_marker_within_cap,
     bound_diff,
     channel_action_step,
     channel_cut_marker,
     channel_deferred_marker,
+    counted_cut,
+    cut,
     diff_command,
     hook_action_step,
     hook_cut_marker,
@@ -30,8 +32,7 @@ from agentmonitors.delivery.text import (
     sanitize_channel,
     sanitize_channel_own,
     sanitize_hook,
-    sanitize_meta,
-    truncate_with_marker,
+    truncate_counted,
 )
 from agentmonitors.untrusted import clean_line, escape_invisible
 
@@ -208,13 +209,16 @@ class _Layout:
             self._header_base = 0
             self._id_lens = []
 
-    def deferred(self, shown: int) -> str:
-        """The marker of a delivery that shows ``shown`` blocks and defers the rest."""
-        left = None if self.pending is None else max(1, self.pending - shown)
+    def deferred(self, shown: int, cut_chars: int | None = None) -> str:
+        """The marker of a delivery that shows ``shown`` blocks and defers the rest (a
+        recap's also counts ``cut_chars``, cut from the block it shows)."""
+        floor = 0 if cut_chars is not None else 1
+        left = None if self.pending is None else max(floor, self.pending - shown)
         if not self.hook:
             return channel_deferred_marker(self.session_id, self.socket_path, left)
-        marker = hook_recap_marker if self.recap else hook_deferred_marker
-        return marker(self.session_id, self.socket_path, left)
+        if self.recap:
+            return hook_recap_marker(self.session_id, self.socket_path, left, cut_chars)
+        return hook_deferred_marker(self.session_id, self.socket_path, left)
 
     def reserve(self, cap: int) -> int:
         """The most blocks that fit in ``cap`` beside the marker counting the rest.
@@ -367,28 +371,33 @@ def _render_body(
         return layout.text(n) + tail, list(layout.ids)
     if reserved >= 1:
         return layout.text(reserved) + layout.deferred(reserved) + tail, layout.ids[:reserved]
-    # Even the first block alone does not fit beside a marker: show it cut. Its marker
-    # counts it among the rest unless its header survives (then it was shown); the
-    # marker that counts it is never the shorter, so the cut made for it holds.
+    # Even the first block alone does not fit beside a marker: show it cut, its marker
+    # counting the characters left out. The block counts as shown only if its header
+    # survives (then the ack line names it); else the marker counts it among the rest.
+    # Counting it shown never makes the marker longer, so when even that cuts into the
+    # header, counting it pending does too.
     first = layout.text(1)
-    for shown_count in (0, 1):
-        marker = _cut_marker(layout, shown_count, more_deferred or n > 1)
-        shown = append_marker_within_cap(first, budget, marker)
-        # The block counts as shown only if its header survived (and the ack line names it).
-        kept = len(shown) - len(marker)
-        if kept <= len(layout.header(1)):
-            return shown + tail, []
-    return shown + tail, layout.ids[:1]
+    others = more_deferred or n > 1
+    for shown_count in (1, 0):
+
+        def marker(chars: int, shown: int = shown_count) -> str:
+            return _cut_marker(layout, shown, others, chars)
+
+        kept, closing = counted_cut(len(first), budget, marker, most=len(layout.blocks[0]))
+        if shown_count == 0 or kept > len(layout.header(1)):
+            break
+    return cut(first, kept) + closing + tail, layout.ids[:shown_count]
 
 
-def _cut_marker(layout: _Layout, shown: int, others: bool) -> str:
-    """The markers of a first block cut short: its own cut, then what else waits."""
+def _cut_marker(layout: _Layout, shown: int, others: bool, chars: int) -> str:
+    """The markers of a first block cut short: its own cut (``chars`` left out), then
+    what else waits."""
     if layout.recap:
-        return layout.deferred(shown)
+        return layout.deferred(shown, chars)
     if layout.hook:
-        marker = hook_cut_marker(layout.session_id, layout.socket_path)
+        marker = hook_cut_marker(layout.session_id, layout.socket_path, chars)
     else:
-        marker = channel_cut_marker(layout.session_id, layout.socket_path)
+        marker = channel_cut_marker(layout.session_id, layout.socket_path, chars)
     return marker + layout.deferred(shown) if others else marker
 
 
@@ -418,13 +427,15 @@ def render_hook_shown(
     message = escape_invisible(_text(claim, "message"))
     if not message.strip():
         return "", []
-    marker = (
-        hook_recap_marker(session_id, socket_path)
-        if claim.get("lifecycle") == "post-compact"
-        else hook_cut_marker(session_id, socket_path)
-    )
+    recap = claim.get("lifecycle") == "post-compact"
+
+    def marker(chars: int) -> str:
+        if recap:
+            return hook_recap_marker(session_id, socket_path, cut_chars=chars, cut_of="it")
+        return hook_cut_marker(session_id, socket_path, chars)
+
     text = HOOK_PREFIX + message + hook_action_step(session_id, socket_path)
-    return truncate_with_marker(text, cap, marker), []
+    return truncate_counted(text, cap, marker), []
 
 
 def render_hook(
@@ -436,42 +447,6 @@ def render_hook(
 ) -> str:
     """The hook's ``additionalContext`` for ``claim`` (see :func:`render_hook_shown`)."""
     return render_hook_shown(claim, socket_path, more_deferred=more_deferred, cap=cap)[0]
-
-
-def channel_meta(claim: Claim) -> dict[str, str]:
-    """The channel tag's ``meta``: string values, ``[A-Za-z0-9_]`` keys, all sanitized."""
-    events = _events(claim)
-    coalesced = bool(claim.get("coalescedReminder"))
-    if coalesced:
-        count = len(events) + _int(claim.get("coalescedNormalCount"))
-    elif events:
-        count = len(events)
-    else:
-        counts = claim.get("unreadCounts")
-        count = _int(counts.get("total")) if isinstance(counts, dict) else 0
-    meta = {
-        "lifecycle": _text(claim, "lifecycle"),
-        "mode": _text(claim, "mode"),
-        "event_count": str(count),
-    }
-    if claim.get("urgency"):
-        meta["urgency"] = _text(claim, "urgency")
-    # A scoped ack of one event would strand coalesced normal rows: only route a lone event.
-    if len(events) == 1 and not coalesced:
-        meta["monitor_id"] = _text(events[0], "monitorId")
-        meta["event_id"] = _text(events[0], "eventId")
-    return {key: sanitize_meta(value) for key, value in meta.items()}
-
-
-def _int(value: object) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value))
-    except ValueError:
-        return 0
 
 
 def render_channel_shown(
@@ -501,7 +476,13 @@ def render_channel_shown(
     if not message.strip():
         return "", meta, []
     text = message + channel_action_step(session_id, socket_path)
-    return truncate_with_marker(text, cap, channel_cut_marker(session_id, socket_path)), meta, []
+    return (
+        truncate_counted(
+            text, cap, lambda chars: channel_cut_marker(session_id, socket_path, chars)
+        ),
+        meta,
+        [],
+    )
 
 
 def render_channel(

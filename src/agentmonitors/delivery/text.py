@@ -13,6 +13,10 @@ from __future__ import annotations
 from agentmonitors.delivery.vocabulary import REMINDER
 from agentmonitors.untrusted import clean_block, clean_line, escape_invisible
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = [
     "CHANNEL_DEFERRED_MARKER",
     "DIFF_ELISION_MARKER",
@@ -30,6 +34,7 @@ __all__ = [
     "channel_action_step",
     "channel_cut_marker",
     "channel_deferred_marker",
+    "counted_cut",
     "cut",
     "diff_command",
     "diff_elided",
@@ -46,6 +51,7 @@ __all__ = [
     "sanitize_channel_own",
     "sanitize_hook",
     "sanitize_meta",
+    "truncate_counted",
     "truncate_with_marker",
     "untrusted_field",
 ]
@@ -156,6 +162,41 @@ def append_marker_within_cap(body: str, cap: int, marker: str) -> str:
     return cut(body, cap - len(marker)) + marker
 
 
+def counted_cut(
+    length: int, cap: int, marker: Callable[[int], str], most: int | None = None
+) -> tuple[int, str]:
+    """``(kept, marker)``: how much of a text of ``length`` code points to keep so that it
+    and ``marker(left out)`` fit in ``cap``, and that marker.
+
+    The marker counts what it leaves out, so its length depends on how much is kept
+    (docs/architecture.md, "Text and sizes"). Keeping nothing gives the longest count:
+    start there, then keep more while a shorter count makes room. Each step's marker is
+    no longer than the one it was sized with, so every step fits. ``most`` bounds the
+    count (the update's own characters, when a header of ours comes before them).
+    """
+
+    def left(kept: int) -> int:
+        return length - kept if most is None else min(most, length - kept)
+
+    kept = 0
+    text = marker(left(kept))
+    while True:
+        wider = min(length, max(0, cap - len(text)))
+        if wider <= kept:
+            return kept, text
+        kept = wider
+        text = marker(left(kept))
+
+
+def truncate_counted(value: str, cap: int, marker: Callable[[int], str]) -> str:
+    """``value`` unchanged when it fits in ``cap``; else cut so that it plus
+    ``marker(characters left out)`` fit."""
+    if len(value) <= cap:
+        return value
+    kept, closing = counted_cut(len(value), cap, marker)
+    return cut(value, kept) + closing
+
+
 def diff_command(monitor_id: str, object_key: str, event_id: str) -> str:
     """The backticked read-only command that shows one event's change whole (each value
     quoted so that no character of it is shown raw)."""
@@ -264,20 +305,45 @@ def hook_deferred_marker(session_id: str, socket_path: str, pending: int | None 
     return f"\n\n[truncated — {_pending(pending)}; run {listing} to see the rest]"
 
 
-def hook_cut_marker(session_id: str, socket_path: str) -> str:
-    """M2: this claim's own content was cut (says nothing about the commit's outcome)."""
+def _characters(count: int, of: str = "this update") -> str:
+    """``1,234 more characters of this update`` (grouped digits, as a reader counts)."""
+    return f"{count:,} more character{'' if count == 1 else 's'} of {of}"
+
+
+def _left_out(count: int | None) -> str:
+    """``: N more characters of this update were left out`` (``""`` for an unknown count)."""
+    if count is None:
+        return ""
+    return f": {_characters(count)} {'was' if count == 1 else 'were'} left out"
+
+
+def hook_cut_marker(session_id: str, socket_path: str, left_out: int | None = None) -> str:
+    """M2: this claim's own content was cut, ``left_out`` characters of it (says nothing
+    about the commit's outcome)."""
     listing = list_command(inline(session_id), socket_path)
     return (
-        "\n\n[truncated — this update was too large to show in full; the full copy stays "
-        f"unread — run {listing} to see it now]"
+        "\n\n[truncated — this update was too large to show in full"
+        f"{_left_out(left_out)}; the full copy stays unread — run {listing} to see it now]"
     )
 
 
-def hook_recap_marker(session_id: str, socket_path: str, pending: int | None = None) -> str:
+def hook_recap_marker(
+    session_id: str,
+    socket_path: str,
+    pending: int | None = None,
+    cut_chars: int | None = None,
+    cut_of: str = "the update it shows",
+) -> str:
     """M3: any cut in a ``post-compact`` recap (replaces M1 and M2); ``pending``: how many
-    unacknowledged updates it did not show."""
+    unacknowledged updates it did not show; ``cut_chars``: how many characters it cut
+    from what it shows (``cut_of`` names that text)."""
     listing = list_command(inline(session_id), socket_path)
-    left_out = "" if pending is None else f" ({pending} not shown)"
+    # A recap that only cut what it shows has nothing "not shown" to count.
+    counted = pending is not None and (pending > 0 or cut_chars is None)
+    parts = [f"{pending} not shown"] if counted else []
+    if cut_chars is not None:
+        parts.append(_characters(cut_chars, cut_of))
+    left_out = f" ({', and '.join(parts)})" if parts else ""
     return (
         f"\n\n[truncated — not everything fit in this recap{left_out}; the omitted content"
         " stays unread "
@@ -298,10 +364,13 @@ def channel_deferred_marker(session_id: str, socket_path: str, pending: int | No
     )
 
 
-def channel_cut_marker(session_id: str, socket_path: str) -> str:
-    """C2: this push's own content was cut."""
+def channel_cut_marker(session_id: str, socket_path: str, left_out: int | None = None) -> str:
+    """C2: this push's own content was cut, ``left_out`` characters of it."""
     listing = list_command(sanitize_meta(session_id), socket_path)
-    return f"\n\n(this update was too large to show in full; run {listing} to see the full copy)"
+    return (
+        f"\n\n(this update was too large to show in full{_left_out(left_out)}; run {listing} to see"
+        " the full copy)"
+    )
 
 
 def untrusted_field(value: str) -> str:
