@@ -29,7 +29,6 @@ __all__ = [
     "REMINDER",
     "ack_all_command",
     "ack_line",
-    "append_marker_within_cap",
     "bound_diff",
     "channel_action_step",
     "channel_cut_marker",
@@ -52,7 +51,6 @@ __all__ = [
     "sanitize_hook",
     "sanitize_meta",
     "truncate_counted",
-    "truncate_with_marker",
     "untrusted_field",
 ]
 
@@ -148,18 +146,6 @@ def escape_shell_path(path: str) -> str:
 def cut(value: str, limit: int) -> str:
     """At most ``limit`` code points of ``value`` (a prefix; never a partial code point)."""
     return value[: max(0, limit)]
-
-
-def truncate_with_marker(value: str, cap: int, marker: str) -> str:
-    """``value`` unchanged when it fits in ``cap``; else cut so that it plus ``marker`` fit."""
-    if len(value) <= cap:
-        return value
-    return cut(value, cap - len(marker)) + marker
-
-
-def append_marker_within_cap(body: str, cap: int, marker: str) -> str:
-    """Always append ``marker``; cut ``body`` only as far as needed to stay within ``cap``."""
-    return cut(body, cap - len(marker)) + marker
 
 
 def counted_cut(
