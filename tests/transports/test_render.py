@@ -212,6 +212,14 @@ def test_block_omits_detail_and_summary_lines_that_repeat_other_fields(
     assert block == "\n".join(["### mon-1 (high)", "Title 1", *detail_lines]) + "\n\nBody 1."
 
 
+def test_a_summary_that_is_the_body_of_several_lines_is_not_printed_twice() -> None:
+    body = "Build failed on main.\nSee the log."
+    ev = event(1, summary=body, body=body)
+    ev.pop("objectDetail")
+    block = event_block(ev, sanitize_hook)
+    assert block == "### mon-1 (high)\nTitle 1\n\n" + body
+
+
 @pytest.mark.parametrize("diff", [None, "", "   ", "\n\t \n"])
 def test_changes_section_only_for_a_non_blank_diff(diff: str | None) -> None:
     assert "Changes:" not in event_block(event(1, diffText=diff), sanitize_hook)

@@ -127,14 +127,17 @@ def _event_block(event: Event, sanitize: Callable[[str], str]) -> str:
 
     title = line("title")
     body = sanitize(_text(event, "body"))
+    # A summary that defaults to a body of several lines is that body with its breaks
+    # escaped: a repeat all the same, never printed twice.
+    shown = (title, body, line("body"))
     summary = line("summary")
     raw_detail = event.get("objectDetail")
     detail = summary if raw_detail is None else line("objectDetail")
     lines = [f"### {clean_line(_text(event, 'monitorId'))} ({clean_line(_text(event, 'urgency'))})"]
     lines.append(title)
-    if detail and detail not in (title, body):
+    if detail and detail not in shown:
         lines.append(detail)
-    if summary and summary not in (title, body, detail):
+    if summary and summary not in (*shown, detail):
         lines.append(summary)
     block = "\n".join(lines) + "\n\n" + body
     diff = _text(event, "diffText")
