@@ -38,6 +38,12 @@ def _in_process(verb: str, params: dict[str, Any], workspace: str) -> dict[str, 
 
     db_path = resolve_db_path(workspace)
     db = open_read_only(db_path)
+    if db is None and verb == "inspect":
+        from agentmonitors.store.database import Database
+
+        # No database yet is no session yet: the answer is the empty one, as it is once
+        # the daemon has made the file and no session has opened.
+        db = Database(":memory:")
     if db is None:
         raise AgentViewError(
             f"Nothing is stored for {workspace} yet (no database at {db_path}): no monitor"

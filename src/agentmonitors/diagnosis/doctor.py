@@ -368,6 +368,7 @@ def _readings(
             monitors_dir=ctx.monitors_dir,
             now_ms=ctx.now_ms,
             runtime=ctx.runtime,
+            daemon_running=ctx.daemon_running,
         )
 
 
