@@ -60,7 +60,9 @@ def test_once_lists_every_problem_and_still_runs_the_rest(workspace: Path, run_c
     bad.mkdir()
     (bad / "MONITOR.md").write_text("---\nwatch:\n  type: nope\n---\nx\n")
     result = run_cli("daemon", "once")
-    assert result.code == 0
+    # The tick ran the rest, and a failing monitor makes it exit 1, naming it on stderr.
+    assert result.code == 1
+    assert result.err.startswith("error: 1 monitor(s) failing: bad ")
     lines = result.out.splitlines()
     assert lines[0] == "Evaluated 1 monitor(s), emitted 0 event(s), 1 errored:"
     assert lines[1].startswith("  bad: ")
