@@ -122,7 +122,11 @@ def history_text(rows: list[dict[str, Any]]) -> str:
     )
 
 
-@command.command("history", help="Recent observations of one monitor (or all), newest first.")
+@command.command(
+    "history",
+    help="Recent observations, newest first: of the monitor MONITOR_ID, or without it of"
+    " every monitor.",
+)
 @click.argument("monitor_id", required=False, shell_complete=complete_monitor_id)
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option("--workspace", help="Project directory; when given, also filters the rows.")
