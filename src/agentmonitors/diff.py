@@ -53,8 +53,12 @@ def text_diff(previous: str, current: str, *, whole: bool = False) -> str:
     notes = layout_notes(previous, current)
     if notes:
         previous, current = _plain_layout(previous), _plain_layout(current)
-    old_lines = previous.split("\n")
-    new_lines = current.split("\n")
+    else:
+        # A final newline ends the last line; it does not start an empty one. Otherwise a
+        # line appended to a file would show the empty "line" after it removed and re-added.
+        previous, current = previous.removesuffix("\n"), current.removesuffix("\n")
+    old_lines = previous.split("\n") if previous else []
+    new_lines = current.split("\n") if current else []
     out: list[str] = [f"~ {note}" for note in notes]
     hidden = 0
     for i in range(max(len(old_lines), len(new_lines))):

@@ -64,12 +64,19 @@ def test_a_daemon_reports_a_signed_out_gh_at_once_then_ages_out_a_merge(
     daemon.advance(SETTLE_S)
     daemon.tick()
     events = events_since(daemon)
-    # The summary says why; the body leads with the stderr that says what to do.
+    # A preset fails by exiting non-zero, no signal: the summary says the exit status, and
+    # the delivered text leads with it and the preset's own line saying what to do.
     assert sorted((e["monitor_id"], e["summary"]) for e in events) == [
-        ("mine", "Command failing: my-prs (Command terminated by signal SIGTERM)"),
-        ("reviews", "Command failing: pr-review (Command terminated by signal SIGTERM)"),
+        ("mine", "Command failing: my-prs (exit status 1)"),
+        ("reviews", "Command failing: pr-review (exit status 1)"),
     ]
-    assert all("gh auth login" in e["body"].split("\n\n")[0] for e in events)
+    for event in events:
+        delivered = event["body"].split("\n\n")[0]
+        assert delivered.startswith("The command failed: exit status 1."), delivered
+        key = "my-prs" if event["monitor_id"] == "mine" else "pr-review"
+        assert f"\n{key}: gh " in delivered, delivered
+        assert "gh auth login" in delivered
+        assert "signal" not in delivered
     assert {e["title"] for e in events} == {"My PRs that need me", "PRs awaiting my review"}
     assert {e["urgency"] for e in events} == {"high"}
     for event in events:

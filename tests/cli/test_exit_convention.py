@@ -63,6 +63,9 @@ ROWS: dict[str, list[Case]] = {
     "agentmonitors daemon": [ok("daemon"), usage("daemon")],
     "agentmonitors daemon once": [
         ok("daemon", "once", "--format", "json"),
+        # A tick that ran and found failing monitors is a failure (their report on stdout).
+        fail("daemon", "once", "broken"),
+        fail("daemon", "once", "broken", "--format", "json"),
         fail("daemon", "once", "no-such-dir"),
         fail("daemon", "once", "no-such-dir", "--format", "json"),
         usage("daemon", "once"),

@@ -106,7 +106,9 @@ def test_validate_names_each_bad_file_and_keeps_the_good_one(project: Path) -> N
 
 def test_daemon_once_reports_each_and_the_good_monitor_emits(project: Path) -> None:
     first = agentmonitors(project, "daemon", "once", "--format", "json")
-    assert first.returncode == 0, first.stderr
+    # The broken monitors are failing: exit 1, one line naming them, the report on stdout.
+    assert first.returncode == 1, first.stderr
+    assert first.stderr.startswith("error: 5 monitor(s) failing: big, deep, fifo, stdin, zero")
     tick = json.loads(first.stdout)
     assert tick["evaluatedMonitors"] == ["good"]
     errors = {item["monitorId"]: item["message"] for item in tick["erroredObservations"]}

@@ -73,7 +73,9 @@ def once(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 
 def once_json(root: Path) -> dict[str, Any]:
     done = once(root, "--format", "json")
-    assert done.returncode == 0, done.stderr
+    # A failing monitor (the scaffold's `git ls-remote origin` here has no origin) makes
+    # the tick exit 1 with its report still on stdout.
+    assert done.returncode == 0 or "monitor(s) failing" in done.stderr, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 
@@ -125,7 +127,9 @@ def test_a_glob_leaving_the_workspace_waits_for_approval(project: Path, run_cli:
     # Inside the workspace needs nothing.
     assert "notes" in first["evaluatedMonitors"]
     assert first["emittedEventIds"] == []
-    assert run_cli("monitor", "history", "peek", "--format", "json").code == 1
+    # Never run (it waits for approval): its history is empty, which is no failure.
+    blocked = run_cli("monitor", "history", "peek", "--format", "json")
+    assert (blocked.code, blocked.json()) == (0, [])
 
     assert run_cli("monitor", "approve", "--yes", "--all").code == 0
     second = once_json(project)
@@ -229,8 +233,8 @@ def test_approve_names_what_it_cannot_approve(project: Path, run_cli: Run) -> No
     assert unknown.code == 1
     assert unknown.err.startswith('error: Unknown monitor id "nope"')
     assert "first" in unknown.err
-    neither = run_cli("monitor", "approve", "--yes")
-    assert (neither.code, neither.err.count("\n")) == (1, 1)
+    neither = run_cli("monitor", "approve", "--yes")  # which of the three: a usage error
+    assert (neither.code, neither.err.count("\n")) == (2, 1)
     assert neither.err.startswith("error: monitor approve takes")
     inside = run_cli("monitor", "approve", "--yes", "notes")
     assert inside.code == 0

@@ -123,3 +123,31 @@ def test_validate_names_the_id_of_an_invalid_monitor_as_id(run_cli: Run) -> None
     [error] = json.loads(result.out)["errors"]
     # filePath held the id all along (kept for compatibility); id says what it is.
     assert error["id"] == error["filePath"] == "bad"
+
+
+OMITTED = ("default", "without", "with no", "left out", "omit")
+
+
+def test_every_optional_argument_says_what_leaving_it_out_does() -> None:
+    """An ``[ARG]`` in a usage line is explained in its command's help: by its name, with
+    what the command does when it is left out."""
+    problems = []
+    for path, command in every_command():
+        text = " ".join((command.help or "").split())
+        for param in command.params:
+            if not isinstance(param, click.Argument) or param.required:
+                continue
+            # The usage line's name, read without a context (one made here would cache a
+            # help option without -h on the command).
+            name = (param.metavar or (param.name or "").upper()).strip("[].")
+            named = name in text or name.rstrip("S") in text
+            lowered = text.lower()
+            if not named or not any(word in lowered for word in OMITTED):
+                problems.append(f"{path} [{name}]: {text!r}")
+    assert problems == []
+
+
+def test_approve_without_ids_all_or_list_is_a_usage_error(run_cli: Run) -> None:
+    result = run_cli("monitor", "approve")
+    assert (result.code, result.out) == (2, "")
+    assert "monitor ids, --all or --list" in result.err

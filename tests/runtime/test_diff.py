@@ -35,7 +35,11 @@ def test_text_diff_trailing_lines_added_and_removed() -> None:
     assert text_diff("a", "a\nb\nc") == "+ 2: b\n+ 3: c"
     assert text_diff("a\nb\nc", "a") == "- 2: b\n- 3: c"
     assert text_diff("a", "a\n") == "~ trailing newline added"
-    assert text_diff("", "x") == "- 1: \n+ 1: x"
+    # An empty text has no lines, and a final newline ends a line rather than starting one.
+    assert text_diff("", "x") == "+ 1: x"
+    assert text_diff("a\n", "a\nb\n") == "+ 2: b"
+    assert text_diff("a\nb\n", "a\n") == "- 2: b"
+    assert text_diff("a\n", "") == "- 1: a"
 
 
 def test_text_diff_says_what_changed_in_line_endings_and_the_final_newline() -> None:

@@ -481,7 +481,7 @@ def test_projections_are_counted_per_lead_session(harness: Harness) -> None:
     assert report["verdict"] == {
         "status": "ok",
         "stage": "definition",
-        "reason": "Monitor definition is valid.",
+        "reason": "Monitor definition is valid; it needs no approval (it reads only the project).",
     }
     json.dumps(report)
 
@@ -574,7 +574,10 @@ def test_text_rendering_has_one_line_per_stage_and_the_verdict(harness: Harness)
     report = harness.explain("docs")
     lines = render_explain_text(report).splitlines()
     assert lines[0] == "Monitor docs"
-    assert lines[1] == "✓ Definition: Monitor definition is valid."
+    assert lines[1] == (
+        "✓ Definition: Monitor definition is valid; it needs no approval (it reads only the"
+        " project)."
+    )
     assert lines[2].startswith("✓ Scheduling: Last observed at ")
     assert lines[3].startswith("✓ Observation: The latest observation (")
     assert lines[4] == "✓ Notify state: No debounce, rollup or throttle hold is active."

@@ -111,9 +111,11 @@ def agentmonitors(
 
 
 def once_json(root: Path) -> dict[str, Any]:
-    """One real ``daemon once --force`` in ``root``; its JSON report."""
+    """One real ``daemon once --force`` in ``root``; its JSON report (which a tick with a
+    failing monitor still prints, exiting 1 with the one line that names them)."""
     done = agentmonitors(root, "daemon", "once", "--force", "--format", "json")
-    assert done.returncode == 0, done.stderr
+    failing = done.returncode == 1 and done.stderr.startswith("error: ")
+    assert done.returncode == 0 or (failing and "monitor(s) failing" in done.stderr), done.stderr
     report: dict[str, Any] = json.loads(done.stdout)
     return report
 

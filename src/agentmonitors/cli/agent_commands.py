@@ -147,6 +147,9 @@ def _list_params(options: Options, cap: int | None) -> dict[str, Any]:
     for option, key in (("monitor", "monitorId"), ("urgency", "urgency"), ("scope", "scope")):
         if options.get(option):
             params[key] = options[option]
+    if "filePath" in (options.get("scope") or {}):
+        # A relative filePath is read from where the user stands, then from the project.
+        params["cwd"] = os.getcwd()
     if options.get("tags"):
         params["tags"] = list(options["tags"])
     if options.get("unread"):

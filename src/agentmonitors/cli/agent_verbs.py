@@ -38,6 +38,12 @@ def _in_process(verb: str, params: dict[str, Any], workspace: str) -> dict[str, 
 
     db_path = resolve_db_path(workspace)
     db = open_read_only(db_path)
+    if db is None and verb == "inspect":
+        from agentmonitors.store.database import Database
+
+        # No database yet is no session yet: the answer is the empty one, as it is once
+        # the daemon has made the file and no session has opened.
+        db = Database(":memory:")
     if db is None:
         raise AgentViewError(
             f"Nothing is stored for {workspace} yet (no database at {db_path}): no monitor"
@@ -126,6 +132,10 @@ _session = click.option(
     " for its ephemeral monitors.",
     shell_complete=complete_session_id,
 )
+_OBJECT_HELP = (
+    "Object key: a watched file's path (absolute, or relative to this folder or to the"
+    " project), a URL, a ref, as `summary` lists them."
+)
 _monitor = click.argument("monitor_id", shell_complete=complete_monitor_id)
 _formats = format_option(("toon", "json", "text"), None)
 
@@ -152,7 +162,13 @@ def _listing(limit: int | None, show_all: bool) -> dict[str, Any]:
 
 
 def _params(**values: str | None) -> dict[str, Any]:
-    return {key: value for key, value in values.items() if value is not None}
+    found = {key: value for key, value in values.items() if value is not None}
+    if "objectKey" in found:
+        import os
+
+        # A relative --object is read from where the user stands, then from the project.
+        found["cwd"] = os.getcwd()
+    return found
 
 
 @click.command(
@@ -162,7 +178,7 @@ def _params(**values: str | None) -> dict[str, Any]:
     " object.",
 )
 @_monitor
-@click.option("--object", "object_key", help="Object key (e.g. the file path).")
+@click.option("--object", "object_key", help=_OBJECT_HELP)
 @click.option(
     "--offset",
     type=click.IntRange(min=0),
@@ -206,7 +222,7 @@ def snapshot(
     " last shown (without --session: the snapshot before --to), --to to the latest.",
 )
 @_monitor
-@click.option("--object", "object_key", required=True, help="Object key (e.g. the file path).")
+@click.option("--object", "object_key", required=True, help=_OBJECT_HELP)
 @click.option("--from", "from_point", help="Event id or ISO-8601 time to diff from.")
 @click.option("--to", "to_point", help="Event id or ISO-8601 time to diff to.")
 @click.option(
@@ -257,7 +273,7 @@ def diff(
     " (unread and claimed with --session). No snapshot, no diff.",
 )
 @_monitor
-@click.option("--object", "object_key", help="Only this object.")
+@click.option("--object", "object_key", help="Only this object. " + _OBJECT_HELP)
 @_session
 @_workspace
 @_socket

@@ -21,12 +21,16 @@ from agentmonitors.cli.output import (
     resolve_format,
     warn,
 )
-from agentmonitors.workspace import read_local_state, resolve_workspace
+from agentmonitors.workspace import resolve_workspace
 
 if TYPE_CHECKING:
     from agentmonitors.cli.output import OutputFormat
 
 OFFLINE_NOTICE = "No daemon running — showing persisted state from the last tick."
+NEVER_OBSERVED_NOTICE = (
+    "No daemon running, and nothing is stored for this monitor yet — showing its definition"
+    " and schedule."
+)
 BUSY_NOTICE = (
     "The daemon did not answer in time (it may be busy) — showing persisted state from the"
     " last tick."
@@ -49,28 +53,19 @@ command.add_command(test_monitor)
 command.add_command(approve)
 
 
-def _nothing_persisted(workspace: str, socket_path: str, unanswered: Unanswered) -> str:
-    """What to do when neither a daemon nor the database has anything to show."""
-    if unanswered.notice is BUSY_NOTICE:
-        return (
-            f"The daemon at {socket_path} did not answer in time (it may be busy) and there is"
-            " no persisted state to show. Try again, and run `agentmonitors daemon status` if"
-            " it keeps happening."
-        )
-    if read_local_state(workspace).enabled:
-        head = "No daemon running for this workspace and no persisted state to show."
-        hint = ""
-    else:
-        head = "No daemon running at the default socket and no persisted state to show."
-        hint = (
-            " This workspace is not enabled: run `agentmonitors init --enable-only` so a"
-            " Claude Code session starts its daemon."
-        )
+def _nothing_persisted(socket_path: str) -> str:
+    """What to do when a daemon did not answer in time and the database has nothing."""
     return (
-        f"{head}{hint} Start one with `agentmonitors daemon run` (or pass --socket <path> if it"
-        f" listens elsewhere than {socket_path}), or try a monitor once with"
-        " `agentmonitors monitor test <path>`."
+        f"The daemon at {socket_path} did not answer in time (it may be busy) and there is"
+        " no persisted state to show. Try again, and run `agentmonitors daemon status` if"
+        " it keeps happening."
     )
+
+
+def _no_history_notice(workspace: str) -> str:
+    from agentmonitors.diagnosis.explain_stages import start_hint
+
+    return f"No daemon running, and nothing has been observed here yet: {start_hint(workspace)}."
 
 
 def ask_daemon(socket_path: str, method: str, params: dict[str, Any]) -> Any:
@@ -131,7 +126,11 @@ def history_text(rows: list[dict[str, Any]]) -> str:
     )
 
 
-@command.command("history", help="Recent observations of one monitor (or all), newest first.")
+@command.command(
+    "history",
+    help="Recent observations, newest first: of the monitor MONITOR_ID, or without it of"
+    " every monitor.",
+)
 @click.argument("monitor_id", required=False, shell_complete=complete_monitor_id)
 @click.option("--socket", help="Unix socket of the daemon.")
 @click.option("--workspace", help="Project directory; when given, also filters the rows.")
@@ -205,12 +204,14 @@ def history(
                 stored = queries.count_history(db, monitor_id=monitor_id, workspace=scope)
     except StoreError as error:
         return report_error(f"History failed: {error}", fmt == "json")
-    if not found:
-        unknown = None if monitor_id is None else _unknown_id(monitor_id, workspace_path)
-        message = unknown or _nothing_persisted(workspace_path, socket_path, reply)
-        return report_error(message, fmt == "json")
-    # The notice is about the answer, not part of it: stderr, so the data parses.
-    notice(reply.notice)
+    unknown = None if found or monitor_id is None else _unknown_id(monitor_id, workspace_path)
+    if unknown is not None:
+        return report_error(unknown, fmt == "json")
+    if not found and reply.notice is BUSY_NOTICE:
+        return report_error(_nothing_persisted(socket_path), fmt == "json")
+    # The notice is about the answer, not part of it: stderr, so the data parses. Nothing
+    # observed yet is an empty history (as a running daemon answers it), not a failure.
+    notice(reply.notice if found else _no_history_notice(workspace_path))
     more.emit(found, stored, fmt)
     return 0
 
@@ -337,6 +338,8 @@ def explain(
                 history_limit=history_limit,
                 event_limit=event_limit,
                 now_ms=SystemClock().now_ms(),
+                # A daemon that did not answer in time may still run: say nothing of it.
+                daemon_running=None if report.notice is BUSY_NOTICE else False,
             )
     except StoreError as error:
         return report_error(f"Explain failed: {error}", fmt == "json")
@@ -349,14 +352,16 @@ def explain(
         )
         or offline["stages"][0]["status"] == "pending"
     )  # awaiting the user's approval
-    if not definition_failed and not has_persisted_state(offline):
-        return report_error(_nothing_persisted(workspace_path, socket_path, report), fmt == "json")
+    if not definition_failed and not has_persisted_state(offline) and report.notice is BUSY_NOTICE:
+        return report_error(_nothing_persisted(socket_path), fmt == "json")
     if definition_failed:
         emit(offline, fmt, lambda: render_explain_text(offline))
         return _explain_exit(offline)
-    notice(report.notice)
+    # Not observed yet is no failure: its stages say so, and what starts it.
+    said = report.notice if has_persisted_state(offline) else NEVER_OBSERVED_NOTICE
+    notice(said)
     # JSON keeps the notice as a field too (the shape only grows).
-    noticed = {"notice": report.notice, **offline} if fmt == "json" else offline
+    noticed = {"notice": said, **offline} if fmt == "json" else offline
     emit(noticed, fmt, lambda: render_explain_text(offline))
     return _explain_exit(offline)
 

@@ -68,7 +68,9 @@ def _listing_text(rows: list[dict[str, Any]], ledger: str) -> str:
 @click.command(
     "approve",
     help="Let project monitors that run a command, fetch a URL or read outside the project "
-    "run (only the user approves; never an agent). A changed definition waits again.",
+    "run (only the user approves; never an agent). A changed definition waits again. "
+    "MONITOR_IDS names the monitors to approve; without them, pass --all (every monitor "
+    "that waits) or --list (show what is approved and what waits).",
 )
 @click.argument("monitor_ids", nargs=-1, shell_complete=complete_monitor_id)
 @click.option("--all", "approve_all", is_flag=True, help="Approve every monitor that waits.")
@@ -106,8 +108,9 @@ def approve(
     as_json = fmt == "json"
     chosen = sum((bool(monitor_ids), approve_all, list_only))
     if chosen != 1:
-        return report_error(
-            "monitor approve takes monitor ids, --all or --list (exactly one of them)", as_json
+        # Which of the three to give is a usage question (docs/cli.md): exit 2.
+        raise click.UsageError(
+            "monitor approve takes monitor ids, --all or --list (exactly one of them)"
         )
     if not list_only:
         refusal = approval_refusal(without_terminal)

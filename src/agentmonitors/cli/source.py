@@ -103,7 +103,8 @@ def _matches(entry: Mapping[str, Any], words: list[str]) -> bool:
     "search",
     short_help="Search the bundled and installed sources.",
     help="Search the sources this installation has (bundled and installed plugins) by name, "
-    "description or config key.",
+    "description or config key: each word of QUERY must match. Without QUERY, every source "
+    "is listed.",
 )
 @click.argument("query", nargs=-1)
 @format_option(("toon", "json", "text"), None)
@@ -216,7 +217,8 @@ def install(requirements: tuple[str, ...], upgrade: bool, verbose: bool, output_
 @command.command(
     "update",
     short_help="Upgrade the packages behind installed sources.",
-    help="Upgrade the packages that provide these sources (all installed plugins by default).",
+    help="Upgrade the packages that provide the sources NAMES (without NAMES: every installed"
+    " plugin's package).",
 )
 @click.argument("names", nargs=-1, shell_complete=complete_source_name)
 @VERBOSE_OPTION

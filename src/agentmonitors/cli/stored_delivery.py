@@ -80,6 +80,7 @@ def _list(service: Any, params: dict[str, Any]) -> Any:
         scope=params.get("scope"),
         unread_only=bool(params.get("unreadOnly", False)),
         since_baseline=bool(params.get("sinceBaseline", False)),
+        cwd=params.get("cwd"),
     )
     with service.db.read() as conn:
         sessions.get_session(conn, params["sessionId"])  # an unknown session is an error

@@ -177,16 +177,32 @@ def run_once(
             now_ms = runtime.clock.now_ms()
     except StoreError as error:
         return report_error(str(error), as_json)
-    if print_document(result.to_json(), output_format):
-        return 0
     backing_off: dict[str, tuple[int, int]] = {}
     for item in result.skipped_monitors:
         count, retry_at, _ = runtime.failure_of(item["monitorId"])
         if count > 0 and retry_at > now_ms:
             backing_off[item["monitorId"]] = (count, retry_at)
-    text = once_text(result, now_ms, backing_off)
-    echo(text if sys.stdout.isatty() else _ANSI.sub("", text))
-    return 0
+    if not print_document(result.to_json(), output_format):
+        text = once_text(result, now_ms, backing_off)
+        echo(text if sys.stdout.isatty() else _ANSI.sub("", text))
+    return _once_exit(result, backing_off)
+
+
+def _once_exit(result: TickResult, backing_off: dict[str, tuple[int, int]]) -> int:
+    """1 with one stderr line naming them when monitors are failing (docs/cli.md).
+
+    Failing: an observation of this tick errored, or a monitor waits out the backoff of
+    failures it has not recovered from. A monitor awaiting approval is not failing.
+    """
+    failing = sorted(
+        {str(item["monitorId"]) for item in result.errored_observations} | set(backing_off)
+    )
+    if not failing:
+        return 0
+    return print_error(
+        f"{len(failing)} monitor(s) failing: {', '.join(failing)} (the report says why;"
+        " `agentmonitors monitor explain <id>` shows one)"
+    )
 
 
 def quick_parse(args: list[str]) -> dict[str, Any] | None:

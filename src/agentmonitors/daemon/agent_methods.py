@@ -63,6 +63,8 @@ def agent_methods(
                 workspacePath=(str, False),
                 monitorId=(str, verb != "inspect"),
                 objectKey=(str, verb == "diff"),
+                # Where the asker stands: a relative --object is read from there first.
+                cwd=(str, False),
                 sessionId=(str, False),
                 **({"from": (str, False), "to": (str, False)} if verb == "diff" else {}),
                 **_LISTING.get(verb, {}),

@@ -74,6 +74,7 @@ def event_query(request: dict[str, Any]) -> EventQuery:
         unread_only=bool(request.get("unreadOnly", False)),
         since_baseline=bool(request.get("sinceBaseline", False)),
         since_ms=_since_ms(request.get("since")),
+        cwd=request.get("cwd"),
     )
 
 
@@ -230,6 +231,7 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
                 urgency=ParamSpec(type="str", choices=URGENCIES),
                 tags=(list, False),
                 scope=(dict, False),
+                cwd=(str, False),
                 objectKey=(str, False),
                 unreadOnly=(bool, False),
                 sinceBaseline=(bool, False),

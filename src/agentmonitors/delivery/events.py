@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from agentmonitors.delivery.records import STATE_COLUMNS, DeliveryRow
 from agentmonitors.delivery.sessions import get_session
 from agentmonitors.delivery.wire import EventRecord
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.lean_dataclass import dataclass, replace
 from agentmonitors.store.records import EventRow
 
 EPHEMERAL_PREFIX = "ephemeral:"
@@ -26,6 +27,7 @@ class EventQuery:
     unread_only: bool = False
     since_baseline: bool = False
     since_ms: int | None = None  # strictly after
+    cwd: str | None = None  # where the asker stands: a relative scope filePath is read from it
 
 
 def scope_matches(event_scope: Mapping[str, Any], wanted: Mapping[str, str] | None) -> bool:
@@ -87,6 +89,7 @@ def page_events(conn: sqlite3.Connection, query: EventQuery, limit: int | None) 
     Rows past the limit are only counted: a backlog of thousands of events costs a
     count, not thousands of decoded records.
     """
+    query = _stored_file_path(conn, query)
     records: list[EventRecord] = []
     total = 0
     filtered = bool(query.tags or query.scope)
@@ -101,6 +104,31 @@ def page_events(conn: sqlite3.Connection, query: EventQuery, limit: int | None) 
         if limit is None or len(records) < limit:
             records.append(record)
     return EventPage(records, total)
+
+
+def _stored_file_path(conn: sqlite3.Connection, query: EventQuery) -> EventQuery:
+    """The query with a relative ``filePath`` scope made the stored (absolute) path it names.
+
+    Files are stored under their absolute path while users type them relative: to the
+    folder they stand in first, then to the session's project (the order ``snapshot
+    --object`` reads a relative key in). A path stored under neither stays as typed.
+    """
+    wanted = (query.scope or {}).get("filePath")
+    if wanted is None or os.path.isabs(wanted):
+        return query
+    bases = [query.cwd]
+    if query.session_id is not None:
+        bases.append(get_session(conn, query.session_id)["workspace_path"])
+    for base in bases:
+        if not base:
+            continue
+        path = os.path.normpath(os.path.join(base, wanted))
+        stored = conn.execute(
+            "SELECT 1 FROM monitor_events WHERE object_key = ? LIMIT 1", (path,)
+        ).fetchone()
+        if stored is not None:
+            return replace(query, scope={**(query.scope or {}), "filePath": path})
+    return query
 
 
 def _matching_rows(conn: sqlite3.Connection, query: EventQuery) -> Iterator[sqlite3.Row]:

@@ -75,7 +75,7 @@ def answer(
     socket_path: str = "",
 ) -> dict[str, Any]:
     """The verb's answer; :class:`AgentViewError` when it cannot give one."""
-    scope = Scope(workspace, _text(params, "sessionId"))
+    scope = Scope(workspace, _text(params, "sessionId"), _text(params, "cwd"))
     monitor_id = _text(params, "monitorId") or ""
     object_key = _text(params, "objectKey")
     check = file_monitor_check(workspace)

@@ -15,6 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from agentmonitors.clock import ms_from_iso
+from agentmonitors.diagnosis.object_keys import (
+    MAX_LISTED_KEYS,
+    event_object_keys,
+    key_listing,
+    resolve_object_key,
+)
 from agentmonitors.diff import JSON_DIFF_STRATEGY, build_diff
 from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.store.records import iso_from_seconds, loads
@@ -22,8 +28,6 @@ from agentmonitors.store.records import iso_from_seconds, loads
 EPHEMERAL_PREFIX = "ephemeral:"
 MAX_SNAPSHOT_CHARS = 16_000
 """A snapshot longer than this is cut (the answer says so and gives the full length)."""
-MAX_LISTED_KEYS = 50
-"""An ambiguous object lists at most this many keys (newest first)."""
 MAX_SUMMARY_OBJECTS = 20
 """``summary`` without ``--object`` covers at most this many objects (newest first)."""
 
@@ -38,10 +42,12 @@ class AgentViewError(ValueError):
 
 @dataclass(frozen=True)
 class Scope:
-    """Where a verb reads: the workspace, and the session asking (if any)."""
+    """Where a verb reads: the workspace, the session asking (if any), and the folder the
+    asker stands in (a relative object key is read from there first)."""
 
     workspace: str | None
     session_id: str | None = None
+    cwd: str | None = None
 
 
 # --------------------------------------------------------------------------- lookups
@@ -106,31 +112,19 @@ def _object_keys(conn: sqlite3.Connection, scope: Scope, monitor_id: str) -> lis
     return [str(row[0]) for row in rows]
 
 
-def every_object(monitor_id: str) -> str:
-    """The command that lists every object of a monitor (what a cut key list points to)."""
-    import shlex
-
-    return f"agentmonitors summary {shlex.quote(monitor_id)} --all"
-
-
 def _pick_object(
     conn: sqlite3.Connection, scope: Scope, monitor_id: str, object_key: str | None
 ) -> str | list[str]:
     """The object to read, or every key when the monitor watches several and none was named."""
     keys = _object_keys(conn, scope, monitor_id)
     if object_key is not None:
-        if object_key not in keys:
-            listing = ", ".join(keys[:MAX_LISTED_KEYS]) if keys else "none yet"
-            if len(keys) > MAX_LISTED_KEYS:
-                listing += (
-                    f" and {len(keys) - MAX_LISTED_KEYS} more; `{every_object(monitor_id)}`"
-                    " lists them"
-                )
+        found = resolve_object_key(object_key, keys, workspace=scope.workspace, cwd=scope.cwd)
+        if found is None:
             raise AgentViewError(
                 f'Monitor {monitor_id} has no stored snapshot of object "{object_key}"'
-                f" (objects with snapshots: {listing})."
+                f" (objects with snapshots: {key_listing(keys, monitor_id)})."
             )
-        return object_key
+        return found
     if not keys:
         raise AgentViewError(
             f"Monitor {monitor_id} has no stored snapshot yet: it has not observed a change"
@@ -376,6 +370,12 @@ def diff_view(
         baseline, from_json = _session_baseline(conn, scope, monitor_id, key)
     else:
         previous = _before(conn, scope, monitor_id, key, to)
+        if previous is None and not to.event_id and to_point is None:
+            raise AgentViewError(
+                f'"{key}" has not changed since {monitor_id} first saw it: only its baseline'
+                f" ({iso_from_seconds(to.created_at)}) is stored; `agentmonitors snapshot`"
+                " shows it."
+            )
         if previous is None:
             raise AgentViewError(
                 f'"{key}" has no stored snapshot before {iso_from_seconds(to.created_at)}'
@@ -444,8 +444,15 @@ def summary_view(
     where = " WHERE e.monitor_id = ? AND e.workspace_path IS ?"
     params: list[Any] = [monitor_id, scope.workspace]
     if object_key is not None:
+        keys = event_object_keys(conn, monitor_id, scope.workspace)
+        found = resolve_object_key(object_key, keys, workspace=scope.workspace, cwd=scope.cwd)
+        if found is None:
+            raise AgentViewError(
+                f'Monitor {monitor_id} has no stored event of object "{object_key}"'
+                f" (objects with events: {key_listing(keys, monitor_id)})."
+            )
         where += " AND COALESCE(e.object_key, e.monitor_id) = ?"
-        params.append(object_key)
+        params.append(found)
     session = scope.session_id
     counts = (
         ", SUM(s.event_id IS NOT NULL AND s.acknowledged_at IS NULL"
@@ -466,8 +473,6 @@ def summary_view(
         " GROUP BY object ORDER BY at DESC, object"
     )
     rows = conn.execute(sql, ([session] if session is not None else []) + params).fetchall()
-    if object_key is not None and not rows:
-        raise AgentViewError(f'Monitor {monitor_id} has no stored event of object "{object_key}".')
     listed = rows if show_all else rows[:limit]
     objects = [_object_summary(conn, scope, monitor_id, row) for row in listed]
     return {

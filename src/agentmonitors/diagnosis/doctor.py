@@ -29,7 +29,7 @@ from agentmonitors.diagnosis.doctor_transports import (
     pipeline_problems,
     transports,
 )
-from agentmonitors.diagnosis.watches import with_watches
+from agentmonitors.diagnosis.watches import watch_session, with_watches
 from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.store.database import Database, StoreError
 
@@ -147,20 +147,41 @@ def _project_check(workspace: str) -> dict[str, Any]:
     )
 
 
-def _folder_checks(monitors_dir: str, definitions: Definitions) -> list[dict[str, Any]]:
+ADD_MONITOR = "agentmonitors init <name> --type file-fingerprint (adds a monitor file)"
+
+
+def _folder_check(ctx: DoctorContext, watches: int) -> dict[str, Any]:
+    """The monitors folder: there, or why its absence is (or is not) a problem.
+
+    A project need not have monitor files: its agents' watches run without them, and a
+    new project has nothing yet. Only a folder the user named with ``--dir`` must exist.
+    """
+    from agentmonitors.monitor.discovery import project_monitors_dir
+
+    monitors_dir = ctx.monitors_dir
+    if os.path.isdir(monitors_dir):
+        return _check("monitors-directory", "pass", f"{monitors_dir} exists")
+    if os.path.abspath(monitors_dir) != os.path.abspath(project_monitors_dir(ctx.workspace)):
+        return _check("monitors-directory", "fail", f"{monitors_dir} does not exist", ADD_MONITOR)
+    if watches:
+        detail = (
+            f"no {monitors_dir} folder: no monitor files, and {watches} agent-declared"
+            " watch(es) run without one (`agentmonitors init <name>` adds a monitor file)"
+        )
+        return _check("monitors-directory", "skip", detail, ADD_MONITOR)
+    detail = f"no {monitors_dir} folder yet: nothing is watched until a monitor is added"
+    return _check("monitors-directory", "idle", detail, ADD_MONITOR)
+
+
+def _folder_checks(
+    ctx: DoctorContext, definitions: Definitions, watches: int
+) -> list[dict[str, Any]]:
     count = len(definitions.runnable) + len(definitions.blocked)
     ids = {problem.monitor_id for problem in definitions.problems}
-    if os.path.isdir(monitors_dir):
-        folder = _check("monitors-directory", "pass", f"{monitors_dir} exists")
-    else:
-        folder = _check(
-            "monitors-directory",
-            "fail",
-            f"{monitors_dir} does not exist",
-            "agentmonitors init <name> --type file-fingerprint",
-        )
+    folder = _folder_check(ctx, watches)
     if count == 0 and not ids:
-        valid = _check("monitors-valid", "skip", "no monitors are defined")
+        also = f" ({watches} agent-declared watch(es))" if watches else ""
+        valid = _check("monitors-valid", "skip", f"no monitor files are defined{also}")
     elif ids:
         valid = _check(
             "monitors-valid",
@@ -291,11 +312,16 @@ def build_report(
     cache = DefinitionCache(registry)
     definitions = cache.load(ctx.workspace, ctx.monitors_dir)
     leads = _leads(db, ctx.workspace)
-    checks = [_project_check(ctx.workspace), *_folder_checks(ctx.monitors_dir, definitions)]
+    # The folder checks count the files; the readings cover the agents' watches too.
+    watched = with_watches(definitions, cache, db, ctx.workspace)
+    ids = [monitor.id for monitor in watched.runnable]
+    ids += [blocked.monitor.id for blocked in watched.blocked]
+    ids += [problem.monitor_id for problem in watched.problems]
+    watches = sum(watch_session(monitor_id) is not None for monitor_id in ids)
+    checks = [_project_check(ctx.workspace), *_folder_checks(ctx, definitions, watches)]
     checks += [_daemon_check(ctx, leads), _lead_check(ctx, leads), hook_command_check()]
     checks += host_checks(leads)
-    # The folder checks count the files; the readings cover the agents' watches too.
-    readings = _readings(db, registry, with_watches(definitions, cache, db, ctx.workspace), ctx)
+    readings = _readings(db, registry, watched, ctx)
     checks += [reading.check for reading in readings]
     expected = Expected(
         ctx.workspace, ctx.socket_path, ctx.home, ctx.data_root, ctx.version, ctx.wall_ms
@@ -368,6 +394,7 @@ def _readings(
             monitors_dir=ctx.monitors_dir,
             now_ms=ctx.now_ms,
             runtime=ctx.runtime,
+            daemon_running=ctx.daemon_running,
         )
 
 

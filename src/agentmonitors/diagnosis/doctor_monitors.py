@@ -137,6 +137,13 @@ def _cadence(details: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _next_due(at: str | None, schedule: Mapping[str, Any]) -> str:
+    """When the monitor is next observed; with no daemon, when one runs."""
+    if schedule.get("waitsForDaemon"):
+        return "when the daemon runs" if at is None else f"{at}, if the daemon runs by then"
+    return at or "not scheduled"
+
+
 def _delivery(report: Mapping[str, Any]) -> dict[str, int]:
     counts = {"unread": 0, "claimed": 0, "acknowledged": 0}
     latest = report["events"][0]["id"] if report.get("events") else None
@@ -161,6 +168,7 @@ def _runnable(
     monitors_dir: str,
     now_ms: int,
     runtime: Runtime | None,
+    daemon_running: bool | None,
 ) -> MonitorReading:
     from agentmonitors.diagnosis.explain import explain_monitor
 
@@ -174,6 +182,7 @@ def _runnable(
         event_limit=1,
         now_ms=now_ms,
         runtime=runtime,
+        daemon_running=daemon_running,
     )
     stages = {stage["id"]: stage for stage in report["stages"]}
     schedule = stages.get("scheduling", {}).get("details") or {}
@@ -195,7 +204,7 @@ def _runnable(
             if observation is None
             else f"{observation['createdAt']} ({observation['result']})"
         ),
-        f"next due: {row['nextDueAt'] or 'not scheduled'}"
+        f"next due: {_next_due(row['nextDueAt'], schedule)}"
         + (f" ({row['cadence']})" if row["cadence"] else ""),
         "last event: "
         + (
@@ -264,6 +273,7 @@ def read_monitors(
     monitors_dir: str,
     now_ms: int,
     runtime: Runtime | None,
+    daemon_running: bool | None = None,
 ) -> list[MonitorReading]:
     """A reading per monitor: runnable, blocked by approval, or invalid, sorted by id."""
     readings: dict[str, MonitorReading] = {}
@@ -276,6 +286,7 @@ def read_monitors(
             monitors_dir=monitors_dir,
             now_ms=now_ms,
             runtime=runtime,
+            daemon_running=daemon_running,
         )
     for blocked in definitions.blocked:
         monitor = blocked.monitor

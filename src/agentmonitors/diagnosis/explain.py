@@ -114,7 +114,12 @@ def _definition(
             }
             if declared_by is not None:
                 found["declaredBySession"] = declared_by
-            stage = _stage("definition", "ok", f"{what} is valid.", found)
+            stage = _stage(
+                "definition",
+                "ok",
+                f"{what} is valid{_approval(cache, monitor, workspace, found)}.",
+                found,
+            )
             return stage, monitor, _monitor_json(monitor_id, monitor)
     for blocked in definitions.blocked:
         if blocked.monitor.id == monitor_id:
@@ -163,6 +168,21 @@ def _definition(
     return _stage("definition", "failure", reason, details), None, _monitor_json(monitor_id, None)
 
 
+def _approval(
+    cache: DefinitionCache, monitor: MonitorDefinition, workspace: str, details: dict[str, Any]
+) -> str:
+    """How a runnable monitor stands with approval, as the tail of the definition's reason."""
+    try:
+        requirement = cache.requirement_of(monitor, workspace)
+    except ValueError:
+        return ""
+    if requirement is None:
+        details["approval"] = "not-needed"
+        return "; it needs no approval (it reads only the project)"
+    details["approval"] = "approved"
+    return f"; the user approved what it does ({requirement.summary()})"
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -189,6 +209,7 @@ def explain_monitor(
     leases: Callable[[str], frozenset[str]] | None = None,
     socket_path: str | None = None,
     wall_ms: int | None = None,
+    daemon_running: bool | None = None,
 ) -> dict[str, Any]:
     """The ``monitor.explain`` report of ``monitor_id`` in ``workspace`` (read-only).
 
@@ -197,9 +218,16 @@ def explain_monitor(
     event ids); pass None for both when explaining in-process without a daemon.
     ``socket_path`` sizes a hook delivery as the hook would (default: the workspace's
     socket); ``wall_ms`` is the time transport heartbeats are judged at (default: now).
+    ``daemon_running`` False says no daemon serves the workspace: the schedule then says
+    that nothing runs until one starts, rather than a due time nobody will keep.
     """
     ctx = _Context(
-        db=db, monitor_id=monitor_id, workspace=workspace, now_ms=now_ms, runtime=runtime
+        db=db,
+        monitor_id=monitor_id,
+        workspace=workspace,
+        now_ms=now_ms,
+        runtime=runtime,
+        daemon_running=daemon_running,
     )
     definition, monitor, block = _definition(db, registry, workspace, monitors_dir, monitor_id)
     ctx.monitor = monitor

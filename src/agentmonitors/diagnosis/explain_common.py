@@ -97,6 +97,8 @@ class _Context:
     latest_event: EventRow | None = None
     event_total: int = 0
     schedule_error: str | None = None
+    daemon_running: bool | None = None
+    """False when no daemon serves the workspace (nothing runs until one starts)."""
 
     @property
     def notify_state(self) -> dict[str, Any]:

@@ -92,11 +92,48 @@ def _scheduling(ctx: _Context, monitor: MonitorDefinition, traits: SourceTraits)
                 f"in {human_wait(retry_at - now)}, at {iso_from_ms(retry_at)} ({cadence}).",
                 details,
             )
+    if ctx.daemon_running is False:
+        reason = _without_daemon(ctx.workspace, last, when, cadence, details)
+        return _stage("scheduling", "ok", reason, details)
     if last is None:
         reason = f"Not observed yet; due {when} ({cadence})."
     else:
         reason = f"Last observed at {iso_from_ms(last)}; next due {when} ({cadence})."
     return _stage("scheduling", "ok", reason, details)
+
+
+def start_hint(workspace: str) -> str:
+    """How a daemon comes to run for ``workspace`` (only an enabled project gets one)."""
+    from agentmonitors.workspace import read_local_state
+
+    enable = (
+        ""
+        if read_local_state(workspace).enabled
+        else "enable the project with `agentmonitors init --enable-only`, then "
+    )
+    return (
+        f"{enable}start one with `agentmonitors daemon start` (a Claude Code session opening"
+        " here starts it too), or observe due monitors once now with `agentmonitors daemon"
+        " once`"
+    )
+
+
+def _without_daemon(
+    workspace: str, last: int | None, when: str, cadence: str, details: dict[str, Any]
+) -> str:
+    """The schedule while no daemon runs: nothing is observed until one starts."""
+    details["waitsForDaemon"] = True
+    if details.get("due"):
+        # "Due now" would promise an observation nobody is there to make.
+        details["nextDueAt"] = None
+        when = "as soon as a daemon runs"
+    else:
+        when = f"{when}, if a daemon runs by then"
+    seen = "Not observed yet" if last is None else f"Last observed at {iso_from_ms(last)}"
+    return (
+        f"{seen}; due {when} ({cadence}). No daemon runs for this workspace, so nothing is"
+        f" observed until one starts: {start_hint(workspace)}."
+    )
 
 
 def _failures(
