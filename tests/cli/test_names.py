@@ -31,7 +31,10 @@ def test_the_top_help_names_every_subcommand_of_each_group() -> None:
 def test_a_monitors_folder_is_called_dir_everywhere_and_explained() -> None:
     problems = []
     for path, command in every_command():
-        usage = command.collect_usage_pieces(click.Context(command, info_name=path))
+        # The root's settings, as a real run has them: click keeps the help option a
+        # command first builds, and a bare context would leave it without -h.
+        context = click.Context(command, info_name=path, **(cli.context_settings or {}))
+        usage = command.collect_usage_pieces(context)
         for piece in usage:
             if any(word in piece for word in ("DIRECTORY", "MONITORS_DIR")):
                 problems.append(f"{path}: {piece}")
