@@ -21,6 +21,8 @@ ALLOWED = (
     "USING COVERING INDEX idx_session_event_state_key (session_id=? AND event_id=?)",
     "USING INDEX idx_session_event_state_unread (session_id=?)",
     "USING INDEX idx_session_object_cursor_key (session_id=? AND monitor_id=? AND object_key=?",
+    # One object's events from a point in time on (a moved diff base re-diffs them).
+    "USING INDEX idx_monitor_events_object (monitor_id=? AND object_key=? AND created_at>?)",
 )
 # Tables that hold no history: a few rows per session or monitor.
 SMALL = {"agent_sessions", "ephemeral_monitors", "monitor_state", "CONSTANT"}

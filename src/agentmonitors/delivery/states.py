@@ -241,7 +241,7 @@ def move_diff_base(
     if not newest:
         return
     before = version(conn)
-    rediffed: list[str] = []
+    bases: dict[tuple[str, str, str], tuple[tuple[int, str], str]] = {}
     for (monitor_id, key, workspace), place in newest.items():
         if not _behind(conn, session_id, monitor_id, key, workspace, place):
             continue
@@ -267,10 +267,8 @@ def move_diff_base(
                 now_ms // 1000,
             ),
         )
-        rediffed += _rediff_unseen(
-            conn, session_id, (monitor_id, key, workspace), place, content, now_ms
-        )
-    carry(conn, before, session_id, changed=rediffed)
+        bases[(monitor_id, key, workspace)] = (place, content)
+    carry(conn, before, session_id, changed=_rediff_unseen(conn, session_id, bases, now_ms))
 
 
 def _behind(
@@ -301,39 +299,62 @@ def _behind(
 def _rediff_unseen(
     conn: sqlite3.Connection,
     session_id: str,
-    object_id: tuple[str, str, str],
-    place: tuple[int, str],
-    base: str,
+    bases: dict[tuple[str, str, str], tuple[tuple[int, str], str]],
     now_ms: int,
 ) -> list[str]:
-    """Take again, from ``base``, the diffs of the session's later rows of this object
-    that were neither shown nor acknowledged; their ids."""
-    monitor_id, key, workspace = object_id
-    rows = conn.execute(
-        # CROSS JOIN: from the session's unread rows (their own index), never from the
-        # monitor's whole history.
-        "SELECT e.id, e.snapshot_text, e.snapshot_metadata FROM session_event_state s"
-        " CROSS JOIN monitor_events e ON e.id = s.event_id"
-        " WHERE s.session_id = ? AND s.acknowledged_at IS NULL AND s.first_notified_at IS NULL"
-        " AND e.monitor_id = ? AND COALESCE(e.object_key, e.monitor_id) = ?"
-        " AND COALESCE(e.workspace_path, '') = ? AND e.snapshot_text IS NOT NULL"
-        " AND (e.created_at > ? OR (e.created_at = ? AND e.id > ?))",
-        (session_id, monitor_id, key, workspace, place[0], place[0], place[1]),
+    """Take again, from each object's new base, the diffs of the session's later rows of
+    that object that were neither shown nor acknowledged; their ids.
+
+    ``bases`` maps an object to (where its base now is, the base's text). Each object's
+    later events are reached by its own index (usually none or a few), never by walking
+    the session's backlog: a shown batch moves the base of every object it shows.
+    """
+    rediffed: list[str] = []
+    for (monitor_id, key, workspace), (place, base) in bases.items():
+        later = _later_unseen(conn, session_id, monitor_id, key, "e.object_key = ?", place)
+        if key == monitor_id:  # the key of an event stored without one is its monitor's
+            later += _later_unseen(conn, session_id, monitor_id, None, "e.object_key IS ?", place)
+        for event_id, created_at, text, metadata, event_workspace in later:
+            if event_workspace != workspace:
+                continue
+            if (int(created_at), str(event_id)) <= place:
+                continue
+            snapshot = loads(metadata, {})
+            strategy = snapshot.get("strategy") if isinstance(snapshot, dict) else None
+            conn.execute(
+                "UPDATE session_event_state SET diff_text = ?, updated_at = ?"
+                " WHERE session_id = ? AND event_id = ?",
+                (
+                    build_diff(base, str(text), strategy if isinstance(strategy, str) else None),
+                    now_ms // 1000,
+                    session_id,
+                    event_id,
+                ),
+            )
+            rediffed.append(str(event_id))
+    return rediffed
+
+
+def _later_unseen(
+    conn: sqlite3.Connection,
+    session_id: str,
+    monitor_id: str,
+    key: str | None,
+    key_clause: str,
+    place: tuple[int, str],
+) -> list[tuple[str, int, str, str, str]]:
+    """The object's events from ``place``'s second on that the session has neither been
+    shown nor acknowledged: (id, created at, text, snapshot metadata, workspace)."""
+    return conn.execute(
+        "SELECT e.id, e.created_at, e.snapshot_text, e.snapshot_metadata,"
+        " COALESCE(e.workspace_path, '')"
+        " FROM monitor_events e"
+        " JOIN session_event_state s ON s.session_id = ? AND s.event_id = e.id"
+        f" WHERE e.monitor_id = ? AND {key_clause} AND e.created_at >= ?"
+        " AND e.snapshot_text IS NOT NULL"
+        " AND s.acknowledged_at IS NULL AND s.first_notified_at IS NULL",
+        (session_id, monitor_id, key, place[0]),
     ).fetchall()
-    for event_id, text, metadata in rows:
-        snapshot = loads(metadata, {})
-        strategy = snapshot.get("strategy") if isinstance(snapshot, dict) else None
-        conn.execute(
-            "UPDATE session_event_state SET diff_text = ?, updated_at = ?"
-            " WHERE session_id = ? AND event_id = ?",
-            (
-                build_diff(base, str(text), strategy if isinstance(strategy, str) else None),
-                now_ms // 1000,
-                session_id,
-                event_id,
-            ),
-        )
-    return [str(row[0]) for row in rows]
 
 
 def cursor_content(conn: sqlite3.Connection, session_id: str, row: DeliveryRow) -> str | None:

@@ -102,6 +102,9 @@ class Runtime:
         self.definitions = DefinitionCache(registry)
         self.ephemeral = EphemeralDefinitions(registry)
         self._failures: dict[str, _Failures] = {}
+        # Monitors whose backoff was read back from the history already: once a process
+        # is enough, its own failures are counted in ``_failures`` from then on.
+        self._restored: set[str] = set()
         # Each monitor's cadence as of its last scheduling (ms): the least a retry waits.
         self._floors: dict[str, int] = {}
         # What the runtime does not decide itself (docs/architecture.md): each stored
@@ -273,7 +276,8 @@ class Runtime:
             # A failure is never retried sooner than the monitor's own cadence would run it.
             self._floors[monitor.id] = schedule.next_poll_ms
             failures = self._failures.get(monitor.id)
-            if failures is None and self.restore_backoff:
+            if failures is None and self.restore_backoff and monitor.id not in self._restored:
+                self._restored.add(monitor.id)
                 found = restored_failures(
                     self.db, monitor.id, self.workspace, monitor.file_path, schedule.next_poll_ms
                 )

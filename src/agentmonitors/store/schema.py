@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _TABLES = (
     """CREATE TABLE IF NOT EXISTS inbox_items (
@@ -240,6 +240,19 @@ def _version_3(conn: sqlite3.Connection) -> None:
     )
 
 
+def _version_4(conn: sqlite3.Connection) -> None:
+    """An index over each object's events, in time.
+
+    When a session sees a version of an object, the diffs of its later unseen events of
+    that object are taken again (docs/architecture.md, "The life of one event", step
+    7): this reaches those few events by key, never the session's whole backlog.
+    """
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS idx_monitor_events_object"
+        " ON monitor_events (monitor_id, object_key, created_at)"
+    )
+
+
 def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
     """Bring the schema to ``SCHEMA_VERSION``; the caller holds a write transaction."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -259,4 +272,6 @@ def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
         _version_2(conn)
     if version < 3:
         _version_3(conn)
+    if version < 4:
+        _version_4(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
