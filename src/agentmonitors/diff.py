@@ -145,8 +145,8 @@ def _cap_output(text: str) -> str:
     if len(text) <= MAX_OUTPUT_CHARS:
         return text
     return (
-        f"{text[:MAX_OUTPUT_CHARS]}\n… {len(text) - MAX_OUTPUT_CHARS} more characters elided"
-        f" (output truncated at {MAX_OUTPUT_CHARS} characters)"
+        f"{text[:MAX_OUTPUT_CHARS]}\n… {len(text) - MAX_OUTPUT_CHARS:,} more characters elided"
+        f" (output truncated at {MAX_OUTPUT_CHARS:,} characters)"
     )
 
 

@@ -285,16 +285,16 @@ def test_a_long_snapshot_says_what_it_cut_and_the_offset_that_shows_the_rest(
     first = cli("snapshot", "page", "--format", "text")
     assert first.code == 0, first.err
     head, *_, closing = first.out.splitlines()
-    assert head.endswith("· characters 1–16000 of 33000")
+    assert head.endswith("· characters 1–16,000 of 33,000")
     assert closing == (
-        "… 17000 more characters; `agentmonitors snapshot page --object p --offset 16000`"
+        "… 17,000 more characters; `agentmonitors snapshot page --object p --offset 16000`"
         " shows the next part"
     )
     second = cli(*suggested(closing), "--format", "text")
     assert second.code == 0, second.err
     third = cli(*suggested(second.out.splitlines()[-1]), "--format", "text")
     assert third.code == 0, third.err
-    assert third.out.splitlines()[0].endswith("· characters 32001–33000 of 33000")
+    assert third.out.splitlines()[0].endswith("· characters 32,001–33,000 of 33,000")
     assert "more characters" not in third.out
 
     pages = [as_json("snapshot", "page", "--offset", str(at)) for at in (0, 16000, 32000)]
@@ -356,7 +356,9 @@ def test_a_delivered_change_cut_to_fit_says_how_much_it_left_out_and_the_diff_th
     shown = changes[: -len(closing) - 1]
     assert stored.startswith(shown)
     left_out = len(stored) - len(shown)
-    assert closing.startswith(f"… ({left_out} more characters of this change; `agentmonitors diff")
+    assert closing.startswith(
+        f"… ({left_out:,} more characters of this change; `agentmonitors diff"
+    )
     assert closing.endswith(f"--to '{event}' --all` shows it whole)")
     whole_diff = json.loads(run_in(project.root, *suggested(closing), "--format", "json"))["diff"]
     assert whole_diff.startswith(shown)

@@ -11,7 +11,8 @@ FORMATTING_ONLY = "~ formatting-only change (no structural difference)"
 
 def output_cap_marker(full: str) -> str:
     """The close of a diff cut at 20,000 characters: how many it left out."""
-    return f"\n… {len(full) - 20_000} more characters elided (output truncated at 20000 characters)"
+    left_out = len(full) - 20_000
+    return f"\n… {left_out:,} more characters elided (output truncated at 20,000 characters)"
 
 
 def jd(old: object, new: object) -> str:

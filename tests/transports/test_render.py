@@ -233,7 +233,7 @@ def test_diff_at_the_bound_is_kept_whole() -> None:
 def diff_marker(left_out: int, monitor: str = "mon-1", key: str = "mon-1") -> str:
     """The close of a cut change: how much it left out, and the command showing it whole."""
     return (
-        f"\n… ({left_out} more characters of this change; `agentmonitors diff '{monitor}'"
+        f"\n… ({left_out:,} more characters of this change; `agentmonitors diff '{monitor}'"
         f" --object '{key}' --to 'E1' --all` shows it whole)"
     )
 

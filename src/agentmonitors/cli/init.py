@@ -58,7 +58,7 @@ def _shown(summary: str) -> str:
     if len(summary) > APPROVAL_SUMMARY_CHARS:
         left_out = len(summary) - APPROVAL_SUMMARY_CHARS
         summary = (
-            f"{summary[:APPROVAL_SUMMARY_CHARS]}… ({left_out} more characters: "
+            f"{summary[:APPROVAL_SUMMARY_CHARS]}… ({left_out:,} more characters: "
             "`agentmonitors monitor approve --list` shows all)"
         )
     return summary

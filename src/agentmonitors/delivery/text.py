@@ -195,7 +195,8 @@ def diff_command(monitor_id: str, object_key: str, event_id: str) -> str:
 def diff_elision_marker(left_out: int, command: str = "") -> str:
     """The line closing a cut change summary: how much it left out, and where it is whole."""
     where = f"; {command} shows it whole" if command else ""
-    return f"\n… ({left_out} more characters of this change{where})"
+    # Grouped digits, as every count of a cut is shown; the cut is sized for the longest.
+    return f"\n… ({left_out:,} more characters of this change{where})"
 
 
 def diff_elided(diff: str) -> bool:
@@ -208,8 +209,8 @@ def bound_diff(diff: str, command: str = "") -> str:
     """A change summary bounded to :data:`MAX_EVENT_DIFF`, elision marker included.
 
     The marker counts the characters it left out and names ``command``, which shows the
-    change whole. Its length depends on that count, so the cut is made for the longest
-    count possible (the whole diff's length); the text then stays within the cap.
+    change whole. Its length depends on that count, so the cut is sized by
+    :func:`counted_cut`: the text stays within the cap, and fills it.
     """
     if command and diff_elided(diff):
         # The diff itself was bounded when it was computed; its last line says how much
@@ -219,8 +220,10 @@ def bound_diff(diff: str, command: str = "") -> str:
             return diff + closing
     elif len(diff) <= MAX_EVENT_DIFF:
         return diff
-    kept = max(0, MAX_EVENT_DIFF - len(diff_elision_marker(len(diff), command)))
-    return cut(diff, kept) + diff_elision_marker(len(diff) - kept, command)
+    kept, closing = counted_cut(
+        len(diff), MAX_EVENT_DIFF, lambda left_out: diff_elision_marker(left_out, command)
+    )
+    return cut(diff, kept) + closing
 
 
 def _socket_clause(socket_path: str) -> str:

@@ -52,7 +52,7 @@ def render_snapshot(result: Mapping[str, Any], flags: str = "") -> str:
         return head + "\n\n" + text
     start = int(result.get("offset") or 0)
     end = start + len(result["content"])
-    head += f" · characters {start + 1}–{end} of {result['contentChars']}"
+    head += f" · characters {start + 1:,}–{end:,} of {result['contentChars']:,}"
     tail = ""
     remaining = result.get("remainingChars")
     next_offset = result.get("nextOffset")
@@ -61,7 +61,7 @@ def render_snapshot(result: Mapping[str, Any], flags: str = "") -> str:
             f"agentmonitors snapshot {shell_arg(result['monitorId'])} --object"
             f" {shell_arg(result['objectKey'])}{flags} --offset {next_offset}"
         )
-        tail = f"\n\n… {remaining} more characters; `{command}` shows the next part"
+        tail = f"\n\n… {remaining:,} more characters; `{command}` shows the next part"
     return head + "\n\n" + text + tail
 
 
