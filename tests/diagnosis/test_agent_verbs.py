@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ from typing import Any
 import pytest
 
 from agentmonitors.diff import build_diff
-from tests.transports.clocked_project import Project
+from tests.transports.clocked_project import Project, agentmonitors_in
 
 pytestmark = pytest.mark.slow
 
@@ -49,15 +47,7 @@ def project(clocked_project: Project) -> Project:
 
 
 def verb(project: Project, *args: str) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "agentmonitors", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=project.root,
-    )
-    return done.returncode, done.stdout, done.stderr
+    return agentmonitors_in(project.root, *args)
 
 
 def verb_json(project: Project, *args: str) -> Any:

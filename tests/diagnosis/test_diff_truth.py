@@ -10,27 +10,17 @@ newline or of line endings is said in words.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
-from tests.transports.clocked_project import Project
+from tests.transports.clocked_project import Project, agentmonitors_in
 
 pytestmark = pytest.mark.slow
 
 
 def cli(project: Project, *args: str) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "agentmonitors", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=project.root,
-    )
-    return done.returncode, done.stdout, done.stderr
+    return agentmonitors_in(project.root, *args)
 
 
 def cli_json(project: Project, *args: str) -> Any:

@@ -9,28 +9,18 @@ that exist. Driven through the real CLI in a subprocess, in the folder the user 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.transports.clocked_project import Project
+from tests.transports.clocked_project import Project, agentmonitors_in
 
 pytestmark = pytest.mark.slow
 
 
 def run(cwd: Path, *args: str) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "agentmonitors", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=cwd,
-    )
-    return done.returncode, done.stdout, done.stderr
+    return agentmonitors_in(cwd, *args)
 
 
 def answer(cwd: Path, *args: str) -> Any:

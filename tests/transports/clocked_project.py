@@ -29,6 +29,20 @@ Read the changed note.
 """
 
 
+def agentmonitors_in(folder: Path, *args: str) -> tuple[int, str, str]:
+    """The installed command run in ``folder``, as an agent in the project runs it:
+    (exit code, stdout, stderr)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "agentmonitors", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=folder,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
 class Project:
     def __init__(self, root: Path, daemon: ClockedDaemon) -> None:
         self.root = root

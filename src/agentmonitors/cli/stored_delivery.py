@@ -57,31 +57,18 @@ def stored_answer(method: str, params: dict[str, Any]) -> Any:
 
 
 def _ack(service: Any, params: dict[str, Any]) -> dict[str, Any]:
-    result = service.ack_counted(params["sessionId"], params.get("eventIds"))
-    reply: dict[str, Any] = {
-        "ok": True,
-        "acknowledged": result["acknowledged"],
-        "heldByDelivery": result["heldByDelivery"],
-    }
-    if result["unknownEventIds"]:
-        reply["unknownEventIds"] = result["unknownEventIds"]
-    return reply
+    from agentmonitors.daemon.delivery_methods import ack_reply
+
+    return ack_reply(service.ack_counted(params["sessionId"], params.get("eventIds")))
 
 
 def _list(service: Any, params: dict[str, Any]) -> Any:
+    # The daemon's own reading of the request: the same filters, whoever answers.
+    from agentmonitors.daemon.delivery_methods import event_query
     from agentmonitors.delivery import sessions
-    from agentmonitors.delivery.events import EventQuery, page_events
+    from agentmonitors.delivery.events import page_events
 
-    query = EventQuery(
-        session_id=params["sessionId"],
-        monitor_id=params.get("monitorId"),
-        urgency=params.get("urgency"),
-        tags=tuple(params.get("tags", ())),
-        scope=params.get("scope"),
-        unread_only=bool(params.get("unreadOnly", False)),
-        since_baseline=bool(params.get("sinceBaseline", False)),
-        cwd=params.get("cwd"),
-    )
+    query = event_query(params)
     with service.db.read() as conn:
         sessions.get_session(conn, params["sessionId"])  # an unknown session is an error
         page = page_events(conn, query, params.get("limit"))

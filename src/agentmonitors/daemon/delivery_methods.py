@@ -21,6 +21,7 @@ from agentmonitors.delivery.records import (
 from agentmonitors.delivery.rendered import reserve_rendered
 from agentmonitors.delivery.service import DeliveryService
 from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER, LIFECYCLES
+from agentmonitors.delivery.wire import AckResult
 from agentmonitors.formats import dump_toon
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -78,6 +79,22 @@ def event_query(request: dict[str, Any]) -> EventQuery:
     )
 
 
+def ack_reply(result: AckResult) -> dict[str, Any]:
+    """What ``events.ack`` answers, from the daemon or from the stored state alike.
+
+    The reference answers ``{ok: true}`` alone; the rest is extra: the counts say what
+    happened, and the unknown ids let the CLI tell a mistyped id from success.
+    """
+    reply: dict[str, Any] = {
+        "ok": True,
+        "acknowledged": result["acknowledged"],
+        "heldByDelivery": result["heldByDelivery"],
+    }
+    if result["unknownEventIds"]:
+        reply["unknownEventIds"] = result["unknownEventIds"]
+    return reply
+
+
 def delivery_methods(service: DeliveryService) -> dict[str, Method]:
     """The method table entries this service answers."""
 
@@ -92,17 +109,7 @@ def delivery_methods(service: DeliveryService) -> dict[str, Method]:
         )
 
     def events_ack(request: dict[str, Any]) -> Any:
-        result = service.ack_counted(request["sessionId"], request.get("eventIds"))
-        # The reference answers {ok: true} alone; the rest is extra: the counts say what
-        # happened, and the unknown ids let the CLI tell a mistyped id from success.
-        reply: dict[str, Any] = {
-            "ok": True,
-            "acknowledged": result["acknowledged"],
-            "heldByDelivery": result["heldByDelivery"],
-        }
-        if result["unknownEventIds"]:
-            reply["unknownEventIds"] = result["unknownEventIds"]
-        return reply
+        return ack_reply(service.ack_counted(request["sessionId"], request.get("eventIds")))
 
     def events_list(request: dict[str, Any]) -> Any:
         query = event_query(request)

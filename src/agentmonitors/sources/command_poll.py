@@ -265,6 +265,13 @@ class CommandPollSource(ModelSource):
             state["keyedSnapshot"] = items
             return ObservationResult(observations=observations, next_state=state)
 
+        # What a change's snapshot records of a run, and a baseline's the same way.
+        snapshot = {
+            "command": list(parsed.command),
+            "exitCode": outcome.exit_code,
+            "stdoutLength": len(outcome.stdout),
+            "strategy": detection.strategy,
+        }
         if (
             previous is not None
             and baselined
@@ -283,12 +290,7 @@ class CommandPollSource(ModelSource):
                         "truncated": outcome.truncated,
                     },
                     snapshot_text=outcome.stdout,
-                    snapshot={
-                        "command": list(parsed.command),
-                        "exitCode": outcome.exit_code,
-                        "stdoutLength": len(outcome.stdout),
-                        "strategy": detection.strategy,
-                    },
+                    snapshot=snapshot,
                     object_key=object_key,
                     query_scope=extra,
                     change_kind="modified",
@@ -302,12 +304,7 @@ class CommandPollSource(ModelSource):
                 Observation(
                     title=f"Baseline: {shown}",
                     snapshot_text=outcome.stdout,
-                    snapshot={
-                        "command": list(parsed.command),
-                        "exitCode": outcome.exit_code,
-                        "stdoutLength": len(outcome.stdout),
-                        "strategy": detection.strategy,
-                    },
+                    snapshot=snapshot,
                     object_key=object_key,
                 )
             )
