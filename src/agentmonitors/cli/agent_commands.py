@@ -135,7 +135,8 @@ def events_list(options: Options) -> int:
     records, total = listed_page(reply, cap)
     emit(records, fmt, lambda: events_text(records))
     if total > len(records):
-        # JSON stays the bare array the reference prints: what it left out is a notice.
+        # JSON stays a bare array (its compatible shape, docs/cli.md): what it left out
+        # is a notice.
         echo(more_line(total - len(records)), err=fmt == "json")
     return 0
 

@@ -237,7 +237,7 @@ class _MoreHistory:
 
     def emit(self, rows: list[dict[str, Any]], total: int, fmt: OutputFormat) -> None:
         """The rows as ``fmt`` asks; the closing line after them, or on stderr under JSON
-        (its stdout is the bare array the reference prints)."""
+        (its stdout is the bare array of its compatible shape)."""
         closing = self.line(len(rows), total) if total > len(rows) else ""
         if fmt == "text":
             emit(rows, fmt, lambda: "\n".join(filter(None, [history_text(rows), closing])))

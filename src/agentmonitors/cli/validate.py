@@ -38,7 +38,7 @@ def report_as_json(report: ValidationReport) -> dict[str, object]:
             {"id": dup.id, "filePaths": list(dup.file_paths)} for dup in report.scan.duplicate_ids
         ],
         "errors": [
-            # ``filePath`` holds the monitor id (the reference's name, kept); ``id`` says so.
+            # ``filePath`` holds the monitor id (a compatible name, kept); ``id`` says so.
             {
                 "id": error.key,
                 "filePath": error.key,

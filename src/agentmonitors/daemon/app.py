@@ -215,7 +215,7 @@ class Daemon:
             )
         ]
         if not request.get("withTotal"):
-            return listed  # the reference's bare array
+            return listed  # the compatible shape: a bare array
         # Additive: how many there are in all, so a listing can say what it left out.
         total = queries.count_history(self.db, monitor_id=monitor_id, workspace=workspace)
         return {"observations": listed, "total": total}

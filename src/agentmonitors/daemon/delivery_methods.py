@@ -82,7 +82,7 @@ def event_query(request: dict[str, Any]) -> EventQuery:
 def ack_reply(result: AckResult) -> dict[str, Any]:
     """What ``events.ack`` answers, from the daemon or from the stored state alike.
 
-    The reference answers ``{ok: true}`` alone; the rest is extra: the counts say what
+    The compatible answer is ``{ok: true}`` alone; the rest is extra: the counts say what
     happened, and the unknown ids let the CLI tell a mistyped id from success.
     """
     reply: dict[str, Any] = {
