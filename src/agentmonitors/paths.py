@@ -33,7 +33,7 @@ LOG_FILENAME = "daemon.log"
 MEMORY_DB = ":memory:"
 
 # AF_UNIX paths are capped at 108 bytes on Linux and 104 on the BSDs; 100 leaves room
-# and is the reference's threshold, so both pick the same substitute for a given path.
+# and picks the substitute the other tool picks (docs/compatibility.md, "Stored state").
 MAX_SOCKET_PATH_LENGTH = 100
 # `/tmp`, not `tempfile.gettempdir()`: on macOS `$TMPDIR` is itself ~50 characters
 # deep and would push the substitute back over the limit. Tests repoint this.
@@ -52,7 +52,7 @@ def _env(name: str) -> str | None:
 
 
 def _global_default_db() -> str:
-    # HOME, not XDG: the reference keeps the global inbox there and users have data in it.
+    # HOME, not XDG: users have data there (docs/compatibility.md, "Stored state").
     return os.path.join(os.path.expanduser("~"), ".local", "share", "agentmonitors", DB_FILENAME)
 
 

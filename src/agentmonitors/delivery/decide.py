@@ -202,7 +202,7 @@ def _claim(
     message: str,
     events: list[EventSummary],
 ) -> DeliveryClaim:
-    if urgency is None:  # a recap has no urgency; key order follows the reference
+    if urgency is None:  # a recap has no urgency; key order: docs/compatibility.md
         return {
             "sessionId": view.session_id,
             "mode": mode,

@@ -70,7 +70,8 @@ def session_json(row: sqlite3.Row) -> SessionRecord:
         record["dormantAt"] = iso_from_seconds(row["dormant_at"])
     record["createdAt"] = iso_from_seconds(row["created_at"])
     record["updatedAt"] = iso_from_seconds(row["updated_at"])
-    # Built key by key: the reference's key order puts optionals between required keys.
+    # Built key by key: the compatible key order puts optionals between required keys
+    # (docs/compatibility.md, "JSON shapes").
     return cast("SessionRecord", record)
 
 

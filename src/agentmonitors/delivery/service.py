@@ -374,7 +374,7 @@ class DeliveryService:
     def preview(self, session_id: str, limit: int | None = None) -> list[EventSummary]:
         """The summaries a high claim would surface now, oldest first; nothing is claimed.
 
-        Uncapped by default (the reference's shape); ``limit`` keeps the first ones,
+        Uncapped by default (docs/compatibility.md); ``limit`` keeps the first ones,
         which is all a transport sizing a 4,000-character delivery can use.
         """
         with self.db.read() as conn:

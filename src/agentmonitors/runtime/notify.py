@@ -2,8 +2,8 @@
 
 Everything here is a pure function of (monitor, observations, now, stored state), so
 the timing rules are tested by moving a number instead of sleeping. The state is the
-``notifyState`` JSON the reference stores, key for key, so held batches survive a
-restart and a switch between implementations.
+``notifyState`` JSON of docs/compatibility.md ("Stored state"), key for key, so held
+batches survive a restart and a switch between implementations.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 class SourceConfig(BaseModel):
     """Base for a bundled source's config: authored kebab-case keys, strict types.
 
-    Unknown keys are kept (the reference accepts them) and reported as warnings.
+    Unknown keys are kept (docs/compatibility.md) and reported as warnings.
     """
 
     model_config = ConfigDict(strict=True, extra="allow", frozen=True, populate_by_name=True)

@@ -22,7 +22,7 @@ from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources.permit import Permit
 
 GIT_TIMEOUT_S = 30.0
-# The reference's ceiling: large enough for monorepo diffs and big text files.
+# Large enough for monorepo diffs and big text files (docs/compatibility.md).
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 _STDERR_KEEP = 8 * 1024
 _CHUNK = 64 * 1024

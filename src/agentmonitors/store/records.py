@@ -1,6 +1,6 @@
 """Rows of the store and the camelCase JSON shapes they print as.
 
-Database timestamps are epoch seconds (the reference's on-disk format); the runtime
+Database timestamps are epoch seconds (docs/compatibility.md, "Stored state"); the runtime
 works in milliseconds and converts at this boundary.
 """
 

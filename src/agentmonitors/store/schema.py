@@ -1,9 +1,9 @@
 """The database schema and its forward migrations.
 
-The tables and columns match the reference implementation's, so a database it
-created opens here unchanged. Version 0 is "anything the reference may have left":
-its idempotent probes run first, then our own steps, each recorded in
-``PRAGMA user_version`` so it runs once.
+The tables and columns are the compatible ones (docs/compatibility.md, "Stored
+state"), so a database the other tool created opens here unchanged. Version 0 is
+"anything that tool may have left": its idempotent probes run first, then our own
+steps, each recorded in ``PRAGMA user_version`` so it runs once.
 """
 
 from __future__ import annotations
@@ -167,8 +167,8 @@ def _migrate_legacy_monitor_state(conn: sqlite3.Connection, new_id: Callable[[],
             )
 
 
-def _reference_schema(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
-    """Everything the reference's own opener guarantees (idempotent)."""
+def _compatible_schema(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
+    """Everything the compatible opener guarantees (idempotent)."""
     for statement in _TABLES:
         conn.execute(statement)
     _migrate_legacy_monitor_state(conn, new_id)
@@ -180,7 +180,8 @@ def _reference_schema(conn: sqlite3.Connection, new_id: Callable[[], str]) -> No
 
 
 def _version_1(conn: sqlite3.Connection) -> None:
-    """Uniqueness the reference only promised in code, and indexes for our hot queries."""
+    """Uniqueness the compatible schema only promised in code, and indexes for our hot
+    queries."""
     # Older databases may hold duplicates; keep the first row of each key.
     conn.execute(
         "DELETE FROM agent_sessions WHERE rowid NOT IN "
@@ -227,8 +228,8 @@ def _version_3(conn: sqlite3.Connection) -> None:
     A large state (file-fingerprint's over a big tree) is most of an unchanged tick's
     cost to read; the token lets the source see that nothing changed without reading
     it (docs/architecture.md, "Speed"). The trigger clears the token whenever the state
-    is rewritten without a new one, by any writer: an older agentmonitors, or the
-    reference implementation, which knows nothing of the column.
+    is rewritten without a new one, by any writer: an older agentmonitors, or the other
+    tool, which knows nothing of the column (docs/compatibility.md).
     """
     if "state_token" not in _columns(conn, "monitor_state"):
         conn.execute("ALTER TABLE monitor_state ADD COLUMN state_token TEXT")
@@ -265,7 +266,7 @@ def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
                 f"understands ({SCHEMA_VERSION})"
             )
         return
-    _reference_schema(conn, new_id)
+    _compatible_schema(conn, new_id)
     if version < 1:
         _version_1(conn)
     if version < 2:

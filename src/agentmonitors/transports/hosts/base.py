@@ -64,7 +64,7 @@ __all__ = [
 
 MAX_FIELD_BYTES = 4096
 """A field longer than this is not a real hook payload; registering it would slow every
-later hook (the reference registers a 1 MB session id as is)."""
+later hook (docs/compatibility.md, "Where we are stricter")."""
 
 
 class HookPayload:
