@@ -45,7 +45,7 @@ def test_validate_names_the_key_and_the_type_meant(isolated_environment: Path) -
     done = agentmonitors(work, "validate", "--format", "json")
 
     assert done.returncode == 1
-    # ``filePath`` holds the monitor id in the reference's shape; a clearer name may join it.
+    # ``filePath`` holds the monitor id (docs/compatibility.md); a clearer name may join it.
     errors = {
         item.get("monitorId") or item["filePath"]: item["error"]
         for item in json.loads(done.stdout)["errors"]

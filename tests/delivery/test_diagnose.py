@@ -128,7 +128,7 @@ def test_with_the_hooks_socket_the_diagnosis_names_what_the_cap_defers(world: Wo
     for index in range(40):
         world.emit("high", f"Build step {index:02d} failed " + "x" * 120, monitor=f"m{index}")
     world.advance(SETTLE)
-    # Without the socket nothing is sized: the reference's report.
+    # Without the socket nothing is sized: the compatible report (docs/compatibility.md).
     assert holds(world, session) == []
     report = world.service.diagnose(session, TI, socket)
     [hold] = report["holds"]

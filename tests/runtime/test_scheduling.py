@@ -55,7 +55,7 @@ def test_due_in_a_matching_minute_only() -> None:
 def test_runs_once_per_matching_minute() -> None:
     assert not schedule("* * * * *", "2026-05-28T09:00:40", last="2026-05-28T09:00:10").due
     # The last run was 30 s ago but in the previous minute: a drifting 30 s tick
-    # must not skip this minute (the reference's 60 s gap would).
+    # must not skip this minute (a 60 s gap between runs would).
     assert schedule("* * * * *", "2026-05-28T09:01:20", last="2026-05-28T09:00:50").due
 
 

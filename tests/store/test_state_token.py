@@ -51,7 +51,7 @@ def test_a_state_rewritten_without_a_new_token_loses_the_old_one(tmp_path: Path)
     path = str(tmp_path / "inbox.db")
     with Database(path) as db:
         save(db, {"fingerprints": {"a": "1"}}, "t1")
-    # Another writer (the reference implementation, an older agentmonitors) knows
+    # Another writer (the other tool of docs/compatibility.md, an older agentmonitors) knows
     # nothing of the column and upserts the state alone.
     conn = sqlite3.connect(path)
     with conn:
