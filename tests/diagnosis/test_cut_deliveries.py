@@ -19,15 +19,18 @@ from typing import Any
 import pytest
 
 from agentmonitors.clock import ManualClock
-from agentmonitors.delivery.projection import project_event
 from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT
-from agentmonitors.monitor.model import UrgencyBand
-from agentmonitors.runtime.materialize import materialize
-from agentmonitors.runtime.notify import CapturedMonitor, envelope_for
 from agentmonitors.sources.observation import Observation
 from agentmonitors.store.database import Database
 from tests.daemon.clocked import START_MS, ClockedDaemon
-from tests.diagnosis.test_cut_listings import as_json, cli, served, suggested, write_store
+from tests.diagnosis.test_cut_listings import (
+    as_json,
+    cli,
+    served,
+    store_batch,
+    suggested,
+    write_store,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -42,22 +45,8 @@ def add_events(
     """More events of ``monitor_id``, after those ``write_store`` wrote."""
     clock = ManualClock(START_MS - 1_800_000)
     db = Database(db_path)
-    monitor = CapturedMonitor(
-        id=monitor_id,
-        display_name=monitor_id,
-        file_path=f"{workspace}/.claude/monitors/{monitor_id}/MONITOR.md",
-        instructions="Look.",
-        source_name="scripted",
-        name=None,
-        band=UrgencyBand(urgency, urgency),
-        baseline_strategy="incremental",
-        tags=(),
-    )
     with db.write() as conn:
-        for observation in observations:
-            clock.advance(1000)
-            envelope = envelope_for(monitor, observation, clock.now_ms())
-            materialize(conn, envelope, workspace, clock.now_ms(), project_event)
+        store_batch(conn, clock, workspace, (monitor_id, urgency, observations))
     db.close()
 
 

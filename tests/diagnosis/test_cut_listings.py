@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
@@ -43,24 +44,30 @@ def write_store(db_path: str, workspace: str, batches: Iterable[Batch]) -> str:
     service = DeliveryService(db, clock)
     session = str(service.open_session("host-cuts", workspace_path=workspace)["id"])
     with db.write() as conn:
-        for monitor_id, urgency, observations in batches:
-            monitor = CapturedMonitor(
-                id=monitor_id,
-                display_name=monitor_id,
-                file_path=f"{workspace}/.claude/monitors/{monitor_id}/MONITOR.md",
-                instructions="Look.",
-                source_name="scripted",
-                name=None,
-                band=UrgencyBand(urgency, urgency),
-                baseline_strategy="incremental",
-                tags=(),
-            )
-            for observation in observations:
-                clock.advance(1000)
-                envelope = envelope_for(monitor, observation, clock.now_ms())
-                materialize(conn, envelope, workspace, clock.now_ms(), project_event)
+        for batch in batches:
+            store_batch(conn, clock, workspace, batch)
     db.close()
     return session
+
+
+def store_batch(conn: sqlite3.Connection, clock: ManualClock, workspace: str, batch: Batch) -> None:
+    """Store a batch's observations as events, a second apart, as the daemon would."""
+    monitor_id, urgency, observations = batch
+    monitor = CapturedMonitor(
+        id=monitor_id,
+        display_name=monitor_id,
+        file_path=f"{workspace}/.claude/monitors/{monitor_id}/MONITOR.md",
+        instructions="Look.",
+        source_name="scripted",
+        name=None,
+        band=UrgencyBand(urgency, urgency),
+        baseline_strategy="incremental",
+        tags=(),
+    )
+    for observation in observations:
+        clock.advance(1000)
+        envelope = envelope_for(monitor, observation, clock.now_ms())
+        materialize(conn, envelope, workspace, clock.now_ms(), project_event)
 
 
 @pytest.fixture
