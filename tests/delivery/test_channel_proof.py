@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentmonitors.clock import ManualClock
-from agentmonitors.daemon.delivery_methods import reserve_rendered
+from agentmonitors.delivery.reserve_rendered import reserve_rendered
 from agentmonitors.delivery.pushes import MAX_REMEMBERED_PUSHES, PUSH_MEMORY_MS, PushLedger
 
 from .conftest import SETTLE, World
@@ -14,9 +14,9 @@ SOCKET = "/tmp/agentmonitors-test.sock"
 
 
 def push(world: World, host: str = "host-1") -> dict[str, Any]:
-    """What ``channel.reserveRendered`` answers, then the channel reports it sent."""
+    """What ``delivery.reserveRendered`` for the channel answers, then the channel reports it sent."""
     reply = reserve_rendered(
-        world.service, host, "turn-interruptible", socket_path=SOCKET, packer="channel"
+        world.service, host, "turn-interruptible", socket_path=SOCKET, transport="channel"
     )
     if reply.get("reservation") is not None:
         assert world.service.channel_sent(reply["deliveryId"])
@@ -140,7 +140,7 @@ def test_a_released_push_is_forgotten(world: World) -> None:
     session = world.session()
     high_event(world)
     reply = reserve_rendered(
-        world.service, "host-1", "turn-interruptible", socket_path=SOCKET, packer="channel"
+        world.service, "host-1", "turn-interruptible", socket_path=SOCKET, transport="channel"
     )
     world.service.release(reply["deliveryId"])
     assert world.service.channel_status(session) == {

@@ -121,7 +121,7 @@ def test_settled_high_events_leased_by_a_reservation_are_reported_in_flight(
 
 
 def test_with_the_hooks_socket_the_diagnosis_names_what_the_cap_defers(world: World) -> None:
-    from agentmonitors.delivery.rendered import reserve_rendered
+    from agentmonitors.delivery.reserve_rendered import reserve_rendered
 
     session = world.session()
     socket = "/run/agentmonitors/example.sock"

@@ -28,8 +28,8 @@ def reserved(world: World, ipc: Ipc, packer: str = "hook") -> tuple[str, str, An
     event = world.emit("high")
     world.advance(SETTLE)
     host = world.service.get_session(session)["hostSessionId"]
-    method = "channel.reserveRendered" if packer == "channel" else "hook.reserveRendered"
-    params = {"hostSessionId": host, "socketPath": "/s.sock"}
+    method = "delivery.reserveRendered"
+    params = {"transport": packer, "hostSessionId": host, "socketPath": "/s.sock"}
     if packer == "hook":
         params["lifecycle"] = "turn-interruptible"
     return session, event, ipc(method, **params)
@@ -52,7 +52,8 @@ def test_a_failed_write_releases_so_the_next_delivery_shows_the_same_event(
     assert world.claimed_ids(session) == set()
     host = world.service.get_session(session)["hostSessionId"]
     again = ipc(
-        "hook.reserveRendered",
+        "delivery.reserveRendered",
+        transport="hook",
         hostSessionId=host,
         lifecycle="turn-interruptible",
         socketPath="/s.sock",

@@ -45,8 +45,8 @@ def test_method_names(world: World) -> None:
         [
             "session.open", "session.close", "session.list", "events.list", "events.ack",
             "hook.claim", "hook.reserve", "hook.commit", "hook.release", "hook.preview",
-            "hook.previewReminder", "hook.diagnose", "hook.reserveRendered",
-            "channel.reserveRendered", "channel.sent", "channel.status", "follow.reserveRendered",
+            "hook.previewReminder", "hook.diagnose", "delivery.reserveRendered",
+            "channel.sent", "channel.status",
             "events.suppressObject", "events.retractObject",
         ]
     )  # fmt: skip
@@ -137,7 +137,8 @@ def test_events_list_params(world: World, ipc: Ipc) -> None:
 
 def test_reserve_rendered_sizes_reserves_and_renders_in_one_request(world: World, ipc: Ipc) -> None:
     assert ipc(
-        "hook.reserveRendered",
+        "delivery.reserveRendered",
+        transport="hook",
         hostSessionId="nobody",
         lifecycle="turn-interruptible",
         socketPath="/s.sock",
@@ -147,7 +148,8 @@ def test_reserve_rendered_sizes_reserves_and_renders_in_one_request(world: World
     first = world.emit("high")
     world.advance(SETTLE)
     reply = ipc(
-        "hook.reserveRendered",
+        "delivery.reserveRendered",
+        transport="hook",
         hostSessionId=host,
         lifecycle="turn-interruptible",
         socketPath="/s.sock",
@@ -160,7 +162,8 @@ def test_reserve_rendered_sizes_reserves_and_renders_in_one_request(world: World
     claim = ipc("hook.commit", reservationId=reply["reservation"]["reservationId"])
     assert [event["eventId"] for event in claim["events"]] == [first]
     again = ipc(
-        "hook.reserveRendered",
+        "delivery.reserveRendered",
+        transport="hook",
         hostSessionId=host,
         lifecycle="turn-interruptible",
         socketPath="/s.sock",

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentmonitors.delivery import unread
-from agentmonitors.delivery.rendered import reserve_rendered
+from agentmonitors.delivery.reserve_rendered import reserve_rendered
 from agentmonitors.delivery.service import DeliveryService
 from agentmonitors.store.database import Database, StoreError
 from tests.delivery.conftest import SETTLE, World, event_ids

@@ -98,7 +98,8 @@ def test_the_hook_still_delivers_what_follow_did_not(
 def reserve_line(project: Project, session_id: str) -> tuple[str, str]:
     """What follow does before writing: the reservation id and the line it would print."""
     reply = project.ipc(
-        "follow.reserveRendered", {"sessionId": session_id, "socketPath": project.daemon.socket}
+        "delivery.reserveRendered",
+        {"transport": "follow", "sessionId": session_id, "socketPath": project.daemon.socket},
     )
     assert reply["reservation"] is not None, reply
     return reply["reservation"]["reservationId"], reply["text"]

@@ -1,4 +1,4 @@
-"""A daemon left running across an upgrade, which predates ``hook.reserveRendered``."""
+"""A daemon left running across an upgrade, which predates ``delivery.reserveRendered``."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_hook_delivers_nothing_and_says_why_under_debug(
         assert capsys.readouterr().out == ""
     # No step-by-step fallback: it asked for a rendered reservation and nothing else.
     assert "hook.reserve" not in methods and "hook.preview" not in methods
-    assert methods.count("hook.reserveRendered") == 2
+    assert methods.count("delivery.reserveRendered") == 2
     assert any(
-        line.startswith("stopped: the daemon predates hook.reserveRendered") for line in lines
+        line.startswith("stopped: the daemon predates delivery.reserveRendered") for line in lines
     )

@@ -1,7 +1,7 @@
 """Whether a live channel transport is bound to this daemon (the idle reaper asks).
 
-A channel server (``channel serve``) heartbeats a record into the machine-wide
-transport registry (``delivery/heartbeats.py``). While a fresh one names this
+A channel server (``channel serve``) or a follower heartbeats a record into the
+machine-wide heartbeat folder (``delivery/heartbeats.py``). While a fresh one names this
 daemon's workspace and socket, the daemon must not reap itself for idleness even
 with no open hook session. This only reads the registry: reaping stale records is
 the writers' job.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from agentmonitors.delivery.heartbeats import is_stale, read_record, transports_dir
+from agentmonitors.delivery.transports.registry import transports
 
 
 def _same_path(left: object, right: str) -> bool:
@@ -34,12 +35,14 @@ def channel_attached(socket_path: str, workspace_path: str, now_ms: int) -> bool
         return False
     except OSError:
         return True
+    holding = {transport.name for transport in transports() if transport.holds_daemon}
     for entry in entries:
         if not entry.name.endswith(".json"):
             continue
         record = read_record(entry.path)
-        # ``events follow`` holds the daemon up the same way a channel does.
-        if record is None or record.get("transport") not in ("channel", "follow"):
+        # A transport declares whether its heartbeat holds the daemon up (a channel does,
+        # and ``events follow``; a hook's record outlives its session, so it does not).
+        if record is None or record.get("transport") not in holding:
             continue
         if is_stale(record, now_ms):
             continue

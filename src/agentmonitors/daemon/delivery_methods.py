@@ -1,12 +1,15 @@
-"""The delivery IPC methods: ``session.*``, ``events.list``/``ack`` and ``hook.*``.
+"""The delivery IPC methods: ``session.*``, ``events.*``, ``hook.*``, ``channel.*`` and
+``delivery.reserveRendered``.
 
-Thin adapters over :class:`DeliveryService`: the server checks the params, these map
-them to the service and its errors to :class:`RequestError` (answered verbatim).
+Thin adapters over :class:`DeliveryService`, one function per method and one table
+(:data:`_METHODS`): the server checks the params, these map them to the service and its
+errors to :class:`RequestError` (answered verbatim). ``delivery.reserveRendered`` serves
+every registered transport (``delivery/transports/``), which answers it itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from agentmonitors.clock import ms_from_iso
@@ -18,26 +21,29 @@ from agentmonitors.delivery.records import (
     InvalidLifecycle,
     SessionNotFound,
 )
-from agentmonitors.delivery.rendered import reserve_rendered
 from agentmonitors.delivery.service import DeliveryService
+from agentmonitors.delivery.transports.base import InvalidRequest
+from agentmonitors.delivery.transports.registry import transport, transports
 from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER, LIFECYCLES
 from agentmonitors.delivery.wire import AckResult
 from agentmonitors.formats import dump_toon
+from agentmonitors.store.suppressions import retract_events, retract_object, suppress_object
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+ServiceCall = Callable[[DeliveryService, dict[str, Any]], Any]
 
 _LIFECYCLE = ParamSpec(type="str", required=True, choices=LIFECYCLES)
 _MAX_EVENTS = ParamSpec(type="int", minimum=1)
 _CLAIM_PARAMS = params(sessionId=(str, True), lifecycle=_LIFECYCLE, maxEvents=_MAX_EVENTS)
 
 
-def _guarded(handler: Callable[[dict[str, Any]], Any]) -> Handler:
+def _guarded(service: DeliveryService, call: ServiceCall) -> Handler:
     """An async handler whose domain errors become ``RequestError``."""
 
     async def run(request: dict[str, Any]) -> Any:
         try:
-            return handler(request)
-        except (SessionNotFound, InvalidLifecycle) as error:
+            return call(service, request)
+        except (SessionNotFound, InvalidLifecycle, InvalidRequest) as error:
             raise RequestError(str(error)) from None
 
     return run
@@ -95,214 +101,209 @@ def ack_reply(result: AckResult) -> dict[str, Any]:
     return reply
 
 
+def _session_open(service: DeliveryService, request: dict[str, Any]) -> Any:
+    return service.open_session(
+        request["hostSessionId"],
+        adapter=request.get("adapter") or CLAUDE_ADAPTER,
+        agent_identity=request.get("agentIdentity"),
+        hook_state_path=request.get("hookStatePath"),
+        workspace_path=request.get("workspacePath"),
+        role=request.get("role"),
+    )
+
+
+def _session_close(service: DeliveryService, request: dict[str, Any]) -> Any:
+    return service.close_session(request["sessionId"])
+
+
+def _session_list(service: DeliveryService, _request: dict[str, Any]) -> Any:
+    return service.list_sessions()
+
+
+def _events_ack(service: DeliveryService, request: dict[str, Any]) -> Any:
+    return ack_reply(service.ack_counted(request["sessionId"], request.get("eventIds")))
+
+
+def _events_list(service: DeliveryService, request: dict[str, Any]) -> Any:
+    query = event_query(request)
+    limit = request.get("limit")
+    render = request.get("render")
+    if limit is None:
+        listed = service.list_events(query)
+        if render is None:
+            return listed
+        records, total = listed, len(listed)
+    else:
+        # Additive: with a limit the reply says how many matched in all, so a listing
+        # can say what it left out without the whole backlog crossing the socket.
+        with service.db.read() as conn:
+            page = page_events(conn, query, limit)
+        if render is None:
+            return {"events": page.records, "total": page.total}
+        records, total = page.records, page.total
+    # Rendered here, where the encoder is loaded once for the daemon's life: the
+    # CLI an agent runs after every reminder then never imports it.
+    return {"rendered": dump_toon(records), "shown": len(records), "total": total}
+
+
+def _hook_claim(service: DeliveryService, request: dict[str, Any]) -> Any:
+    return service.claim(request["sessionId"], request["lifecycle"], request.get("maxEvents"))
+
+
+def _hook_reserve(service: DeliveryService, request: dict[str, Any]) -> Any:
+    return service.reserve(request["sessionId"], request["lifecycle"], request.get("maxEvents"))
+
+
+def _hook_commit(service: DeliveryService, request: dict[str, Any]) -> Any:
+    return service.commit(request["reservationId"])
+
+
+def _hook_release(service: DeliveryService, request: dict[str, Any]) -> Any:
+    service.release(request["reservationId"])
+    return {"ok": True}
+
+
+def _hook_preview(service: DeliveryService, request: dict[str, Any]) -> Any:
+    return service.preview(request["sessionId"], request.get("limit"))
+
+
+def _hook_preview_reminder(service: DeliveryService, request: dict[str, Any]) -> Any:
+    return {"reminder": service.preview_reminder(request["sessionId"])}
+
+
+def _hook_diagnose(service: DeliveryService, request: dict[str, Any]) -> Any:
+    return service.diagnose(request["sessionId"], request["lifecycle"], request.get("socketPath"))
+
+
+def _reserve_rendered(service: DeliveryService, request: dict[str, Any]) -> Any:
+    """The named transport sizes, reserves and renders its own next delivery."""
+    return transport(request["transport"]).reserve_rendered(service, request)
+
+
+def _channel_sent(service: DeliveryService, request: dict[str, Any]) -> Any:
+    return {"ok": service.channel_sent(request["deliveryId"])}
+
+
+def _channel_status(service: DeliveryService, request: dict[str, Any]) -> Any:
+    return service.channel_status(request["sessionId"])
+
+
+def _give_back_undelivered(service: DeliveryService) -> Callable[[Any], None]:
+    """Release the lease of a reply that never reached its transport, unless it waits
+    for proof (it carries a ``deliveryId``): proof or the lease's expiry settles that."""
+
+    def give_back(reply: Any) -> None:
+        if isinstance(reply, dict) and "deliveryId" in reply:
+            return
+        service.release_undelivered(reply)
+
+    return give_back
+
+
+_SESSION_ONLY = params(sessionId=(str, True))
+_RESERVATION = params(reservationId=(str, True))
+
+
+def _reserve_rendered_params() -> Mapping[str, ParamSpec]:
+    # Every registered transport, when the table is built: the ones a test registers too.
+    names = tuple(kind.name for kind in transports())
+    return params(
+        transport=ParamSpec(type="str", required=True, choices=names),
+        hostSessionId=(str, False),
+        sessionId=(str, False),
+        lifecycle=ParamSpec(type="str", choices=LIFECYCLES),
+        socketPath=(str, True),
+        cap=ParamSpec(type="int", minimum=1),
+        channelDeliveryIds=(list, False),
+    )
+
+
+_EVENTS_LIST_PARAMS = params(
+    limit=ParamSpec(type="int", minimum=1),
+    sessionId=(str, False),
+    monitorId=(str, False),
+    urgency=ParamSpec(type="str", choices=URGENCIES),
+    tags=(list, False),
+    scope=(dict, False),
+    cwd=(str, False),
+    objectKey=(str, False),
+    unreadOnly=(bool, False),
+    sinceBaseline=(bool, False),
+    since=(object, False),
+    render=ParamSpec(type="str", choices=("toon",)),
+)
+_SESSION_OPEN_PARAMS = params(
+    adapter=(str, False),
+    hostSessionId=(str, True),
+    agentIdentity=(str, False),
+    hookStatePath=(str, False),
+    workspacePath=(str, False),
+    role=ParamSpec(type="str", choices=ROLES),
+)
+
+_METHODS: tuple[tuple[str, ServiceCall, Mapping[str, ParamSpec], bool], ...] = (
+    # (name, call, params, whether an undelivered reply gives its lease back)
+    ("session.open", _session_open, _SESSION_OPEN_PARAMS, False),
+    ("session.close", _session_close, _SESSION_ONLY, False),
+    ("session.list", _session_list, params(), False),
+    ("events.list", _events_list, _EVENTS_LIST_PARAMS, False),
+    ("events.ack", _events_ack, params(sessionId=(str, True), eventIds=(list, False)), False),
+    ("hook.claim", _hook_claim, _CLAIM_PARAMS, False),
+    ("hook.reserve", _hook_reserve, _CLAIM_PARAMS, True),
+    ("hook.commit", _hook_commit, _RESERVATION, False),
+    ("hook.release", _hook_release, _RESERVATION, False),
+    (
+        "hook.preview",
+        _hook_preview,
+        params(sessionId=(str, True), limit=ParamSpec("int", minimum=1)),
+        False,
+    ),
+    ("hook.previewReminder", _hook_preview_reminder, _SESSION_ONLY, False),
+    (
+        "hook.diagnose",
+        _hook_diagnose,
+        params(sessionId=(str, True), lifecycle=_LIFECYCLE, socketPath=(str, False)),
+        False,
+    ),
+    # A channel push is reserved, sent, and committed only on proof that the host
+    # showed it (see delivery/pushes.py).
+    ("channel.sent", _channel_sent, params(deliveryId=(str, True)), False),
+    ("channel.status", _channel_status, _SESSION_ONLY, False),
+)
+
+
 def delivery_methods(service: DeliveryService) -> dict[str, Method]:
     """The method table entries this service answers."""
-
-    def session_open(request: dict[str, Any]) -> Any:
-        return service.open_session(
-            request["hostSessionId"],
-            adapter=request.get("adapter") or CLAUDE_ADAPTER,
-            agent_identity=request.get("agentIdentity"),
-            hook_state_path=request.get("hookStatePath"),
-            workspace_path=request.get("workspacePath"),
-            role=request.get("role"),
-        )
-
-    def events_ack(request: dict[str, Any]) -> Any:
-        return ack_reply(service.ack_counted(request["sessionId"], request.get("eventIds")))
-
-    def events_list(request: dict[str, Any]) -> Any:
-        query = event_query(request)
-        limit = request.get("limit")
-        render = request.get("render")
-        if limit is None:
-            listed = service.list_events(query)
-            if render is None:
-                return listed
-            records, total = listed, len(listed)
-        else:
-            # Additive: with a limit the reply says how many matched in all, so a listing
-            # can say what it left out without the whole backlog crossing the socket.
-            with service.db.read() as conn:
-                page = page_events(conn, query, limit)
-            if render is None:
-                return {"events": page.records, "total": page.total}
-            records, total = page.records, page.total
-        # Rendered here, where the encoder is loaded once for the daemon's life: the
-        # CLI an agent runs after every reminder then never imports it.
-        return {"rendered": dump_toon(records), "shown": len(records), "total": total}
-
-    def hook_release(request: dict[str, Any]) -> Any:
-        service.release(request["reservationId"])
-        return {"ok": True}
-
-    def hook_preview_reminder(request: dict[str, Any]) -> Any:
-        return {"reminder": service.preview_reminder(request["sessionId"])}
-
-    def hook_reserve_rendered(request: dict[str, Any]) -> Any:
-        ids = request.get("channelDeliveryIds")
-        if ids is not None and not all(isinstance(item, str) for item in ids):
-            raise RequestError("channelDeliveryIds must be an array of strings")
-        return reserve_rendered(
-            service,
-            request["hostSessionId"],
-            request["lifecycle"],
-            socket_path=request["socketPath"],
-            packer=request.get("packer", "hook"),
-            cap=request.get("cap"),
-            channel_delivery_ids=ids,
-        )
-
-    def channel_reserve_rendered(request: dict[str, Any]) -> Any:
-        return reserve_rendered(
-            service,
-            request["hostSessionId"],
-            "turn-interruptible",
-            socket_path=request["socketPath"],
-            packer="channel",
-            cap=request.get("cap"),
-        )
-
-    def follow_reserve_rendered(request: dict[str, Any]) -> Any:
-        from agentmonitors.delivery.follow_line import reserve_follow
-
-        return reserve_follow(
-            service, request["sessionId"], socket_path=request["socketPath"], cap=request.get("cap")
-        )
-
-    def channel_sent(request: dict[str, Any]) -> Any:
-        return {"ok": service.channel_sent(request["deliveryId"])}
-
-    session_only = params(sessionId=(str, True))
-    reservation = params(reservationId=(str, True))
-    return {
-        "hook.reserveRendered": Method(
-            _guarded(hook_reserve_rendered),
-            params(
-                hostSessionId=(str, True),
-                lifecycle=_LIFECYCLE,
-                socketPath=(str, True),
-                packer=ParamSpec(type="str", choices=("hook", "channel")),
-                cap=ParamSpec(type="int", minimum=1),
-                channelDeliveryIds=(list, False),
-            ),
-            undelivered=service.release_undelivered,
-        ),
-        # The channel transport (additive): a push is reserved, sent, and committed
-        # only on proof that the host showed it (see delivery/pushes.py).
-        "channel.reserveRendered": Method(
-            _guarded(channel_reserve_rendered),
-            params(
-                hostSessionId=(str, True),
-                socketPath=(str, True),
-                cap=ParamSpec(type="int", minimum=1),
-            ),
-        ),
-        # ``events follow`` (additive): one line per delivery; released if the
-        # follower is gone before the reply reaches it.
-        "follow.reserveRendered": Method(
-            _guarded(follow_reserve_rendered),
-            params(
-                sessionId=(str, True),
-                socketPath=(str, True),
-                cap=ParamSpec(type="int", minimum=80),
-            ),
-            undelivered=service.release_undelivered,
-        ),
-        "channel.sent": Method(_guarded(channel_sent), params(deliveryId=(str, True))),
-        "channel.status": Method(
-            _guarded(lambda request: service.channel_status(request["sessionId"])),
-            session_only,
-        ),
-        "session.open": Method(
-            _guarded(session_open),
-            params(
-                adapter=(str, False),
-                hostSessionId=(str, True),
-                agentIdentity=(str, False),
-                hookStatePath=(str, False),
-                workspacePath=(str, False),
-                role=ParamSpec(type="str", choices=ROLES),
-            ),
-        ),
-        "session.close": Method(
-            _guarded(lambda request: service.close_session(request["sessionId"])), session_only
-        ),
-        "session.list": Method(_guarded(lambda _request: service.list_sessions()), params()),
-        "events.list": Method(
-            _guarded(events_list),
-            params(
-                limit=ParamSpec(type="int", minimum=1),
-                sessionId=(str, False),
-                monitorId=(str, False),
-                urgency=ParamSpec(type="str", choices=URGENCIES),
-                tags=(list, False),
-                scope=(dict, False),
-                cwd=(str, False),
-                objectKey=(str, False),
-                unreadOnly=(bool, False),
-                sinceBaseline=(bool, False),
-                since=(object, False),
-                render=ParamSpec(type="str", choices=("toon",)),
-            ),
-        ),
-        "events.ack": Method(
-            _guarded(events_ack), params(sessionId=(str, True), eventIds=(list, False))
-        ),
-        "hook.claim": Method(
-            _guarded(
-                lambda request: service.claim(
-                    request["sessionId"], request["lifecycle"], request.get("maxEvents")
-                )
-            ),
-            _CLAIM_PARAMS,
-        ),
-        "hook.reserve": Method(
-            _guarded(
-                lambda request: service.reserve(
-                    request["sessionId"], request["lifecycle"], request.get("maxEvents")
-                )
-            ),
-            _CLAIM_PARAMS,
-            undelivered=service.release_undelivered,
-        ),
-        "hook.commit": Method(
-            _guarded(lambda request: service.commit(request["reservationId"])), reservation
-        ),
-        "hook.release": Method(_guarded(hook_release), reservation),
-        "hook.preview": Method(
-            _guarded(lambda request: service.preview(request["sessionId"], request.get("limit"))),
-            params(sessionId=(str, True), limit=ParamSpec("int", minimum=1)),
-        ),
-        "hook.previewReminder": Method(_guarded(hook_preview_reminder), session_only),
-        "hook.diagnose": Method(
-            _guarded(
-                lambda request: service.diagnose(
-                    request["sessionId"], request["lifecycle"], request.get("socketPath")
-                )
-            ),
-            params(sessionId=(str, True), lifecycle=_LIFECYCLE, socketPath=(str, False)),
-        ),
-        # verify's cleanup in a workspace daemon: scratch objects only (store/suppressions.py).
-        "events.suppressObject": Method(
-            _object_call(service, _suppress_object),
-            params(
-                monitorId=(str, True),
-                objectKey=(str, True),
-                workspacePath=(str, False),
-                ttlMs=ParamSpec(type="int", required=True, minimum=1),
-            ),
-        ),
-        "events.retractObject": Method(
-            _object_call(service, _retract_object),
-            params(
-                monitorId=(str, True),
-                objectKey=(str, False),
-                eventIds=(list, False),
-                workspacePath=(str, False),
-            ),
-        ),
+    give_back = service.release_undelivered
+    table = {
+        name: Method(_guarded(service, call), spec, undelivered=give_back if gives else None)
+        for name, call, spec, gives in _METHODS
     }
+    table["delivery.reserveRendered"] = Method(
+        _guarded(service, _reserve_rendered),
+        _reserve_rendered_params(),
+        undelivered=_give_back_undelivered(service),
+    )
+    # verify's cleanup in a workspace daemon: scratch objects only (store/suppressions.py).
+    table["events.suppressObject"] = Method(
+        _object_call(service, _suppress_object),
+        params(
+            monitorId=(str, True),
+            objectKey=(str, True),
+            workspacePath=(str, False),
+            ttlMs=ParamSpec(type="int", required=True, minimum=1),
+        ),
+    )
+    table["events.retractObject"] = Method(
+        _object_call(service, _retract_object),
+        params(
+            monitorId=(str, True),
+            objectKey=(str, False),
+            eventIds=(list, False),
+            workspacePath=(str, False),
+        ),
+    )
+    return table
 
 
 def _object_call(
@@ -318,8 +319,6 @@ def _object_call(
 
 
 def _suppress_object(service: DeliveryService, request: dict[str, Any]) -> Any:
-    from agentmonitors.store.suppressions import suppress_object
-
     return suppress_object(
         service.db,
         request["monitorId"],
@@ -332,8 +331,6 @@ def _suppress_object(service: DeliveryService, request: dict[str, Any]) -> Any:
 
 def _retract_object(service: DeliveryService, request: dict[str, Any]) -> Any:
     """By ``objectKey`` (a scratch object) or by exact ``eventIds``, never both."""
-    from agentmonitors.store.suppressions import retract_events, retract_object
-
     key, ids = request.get("objectKey"), request.get("eventIds")
     if (key is None) == (ids is None):
         raise ValueError("events.retractObject takes objectKey or eventIds")

@@ -7,8 +7,9 @@ import sqlite3
 from typing import Any
 
 from agentmonitors.delivery.decide import SessionView, high_batch
+from agentmonitors.delivery.layout import max_events
+from agentmonitors.delivery.packing import HOOK_PACKING
 from agentmonitors.delivery.records import HIGH_URGENCY_SETTLE_MS, Lifecycle
-from agentmonitors.delivery.render import HOOK, footer, max_events
 from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT
 from agentmonitors.delivery.vocabulary import REMINDER
 
@@ -61,13 +62,13 @@ def cap_hold(
         return None
     summaries = batch.summaries()
     reminder = REMINDER if view.reminder_due("normal") else None
-    budget = cap - len(footer(reminder, view.session_id, socket_path, HOOK))
+    budget = cap - len(HOOK_PACKING.footer(reminder, view.session_id, socket_path))
     fitting = max(
         1,
         max_events(
             summaries,
             cap=budget,
-            packer=HOOK,
+            packing=HOOK_PACKING,
             session_id=view.session_id,
             socket_path=socket_path,
         ),

@@ -1,4 +1,4 @@
-"""``follow.reserveRendered``: the next delivery of ``events follow``, as one line.
+"""The next delivery of ``events follow``, as one line.
 
 ``events follow`` runs under Claude Code's Monitor tool, which turns every stdout line
 into a model turn, so a delivery must be exactly one line. The daemon reserves what a
@@ -16,11 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentmonitors.delivery.render import HOOK
-from agentmonitors.delivery.sizing import reserve_sized
 from agentmonitors.delivery.text import (
     HOOK_PREFIX,
-    MAX_ADDITIONAL_CONTEXT,
     _socket_clause,
     counted_cut,
 )
@@ -29,12 +26,9 @@ from agentmonitors.untrusted import clean_line, escape_invisible
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from agentmonitors.delivery.service import DeliveryService
 
 MAX_FOLLOW_LINE = 600
 """Code points per delivery line: a model turn's worth of signal, never the detail."""
-FOLLOW_LIFECYCLES = ("turn-interruptible", "turn-idle")
-ACTIVE = "active"
 _ELLIPSIS = "…"
 
 
@@ -104,41 +98,3 @@ def follow_line(claim: Mapping[str, Any], socket_path: str, *, cap: int = MAX_FO
         # Ids that long leave no room for a summary: name the listing alone.
         return _clip(f"{HOOK_PREFIX}{body}", cap - len(listing) - 1) + " " + listing
     return HOOK_PREFIX + _clip(body, room) + tail
-
-
-def reserve_follow(
-    service: DeliveryService, session_id: str, *, socket_path: str, cap: int | None = None
-) -> dict[str, Any]:
-    """The session and its next delivery line, reserved; ``reservation`` None when none.
-
-    A session that is no longer active gets no reservation (follow exits on it).
-    Sizing uses the hook's cap, so events settling together share one reservation
-    and so one line.
-    """
-    session = service.get_session(session_id)
-    reply: dict[str, Any] = {"session": session, "reservation": None, "text": ""}
-    if session.get("status") != ACTIVE:
-        return reply
-    for lifecycle in FOLLOW_LIFECYCLES:
-        with service.one_instant():
-            reservation, _text, _more, _shown = reserve_sized(
-                service,
-                session_id,
-                lifecycle,
-                packer=HOOK,
-                socket_path=socket_path,
-                cap=MAX_ADDITIONAL_CONTEXT,
-            )
-        if reservation is None:
-            continue
-        line = follow_line(reservation["claim"], socket_path, cap=cap or MAX_FOLLOW_LINE)
-        if not line:
-            service.release(reservation["reservationId"])
-            continue
-        # A line names each change, never shows it: the session's diff base stays at
-        # the version it last saw, so the `diff --session` it may run next is the change
-        # (docs/architecture.md, "The life of one event", step 7).
-        service.reservations.narrow_seen(reservation["reservationId"], ())
-        reply.update(reservation=reservation, text=line, lifecycle=lifecycle)
-        return reply
-    return reply

@@ -143,11 +143,23 @@ def write_heartbeat(
     session_id: str | None = None,
     ttl_ms: int = HOOK_TTL_MS,
     delivered: bool = False,
+    refresh_while_fresh: bool = True,
 ) -> None:
-    """Write (or refresh) this transport's record; failures are ignored."""
+    """Write (or refresh) this transport's record; failures are ignored.
+
+    ``refresh_while_fresh=False`` (the hook, which runs at every prompt and tool call)
+    leaves a fresh record alone unless this run delivered something.
+    """
     try:
         _write(
-            transport, key, workspace, socket_path, host_session_id, session_id, ttl_ms, delivered
+            transport,
+            key,
+            workspace,
+            socket_path,
+            (host_session_id, session_id),
+            ttl_ms,
+            delivered=delivered,
+            throttled=not refresh_while_fresh,
         )
     except (OSError, ValueError):
         return
@@ -158,15 +170,17 @@ def _write(
     key: str,
     workspace: str,
     socket_path: str,
-    host_session_id: str | None,
-    session_id: str | None,
+    sessions: tuple[str | None, str | None],
     ttl_ms: int,
+    *,
     delivered: bool,
+    throttled: bool,
 ) -> None:
+    host_session_id, session_id = sessions
     directory = transports_dir()
     target = os.path.join(directory, record_file_name(transport, key))
     now_ms = time.time_ns() // 1_000_000
-    if not delivered and transport == "hook" and _fresh(target, now_ms):
+    if not delivered and throttled and _fresh(target, now_ms):
         return  # checked first: most hooks stop here, before any directory work
     old = os.umask(0o077)
     try:
@@ -257,6 +271,30 @@ def read_records() -> list[dict[str, object]]:
             if record is not None:
                 records.append(record)
     return records
+
+
+def session_listening(transport: str, session_id: str) -> bool:
+    """Whether a fresh record of ``transport`` names this AgentMon session (a writer
+    that exits removes its record; one that died goes stale within its lifetime)."""
+    directory = transports_dir()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    now_ms = time.time_ns() // 1_000_000
+    prefix = f"{transport}-"  # as record_file_name spells it
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".json")):
+            continue
+        record = read_record(os.path.join(directory, name))
+        if (
+            record is not None
+            and record.get("transport") == transport
+            and record.get("sessionId") == session_id
+            and not is_stale(record, now_ms)
+        ):
+            return True
+    return False
 
 
 def _reap_stale(directory: str, now_ms: int, keep: str) -> None:

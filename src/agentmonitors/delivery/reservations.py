@@ -19,7 +19,10 @@ from agentmonitors.store.ids import new_id
 
 
 @dataclass(frozen=True)
-class Reservation:
+class Lease:
+    """A decided claim held for a transport until it commits, is released or expires
+    (on the wire, ``delivery/wire.Reservation`` is its id and claim)."""
+
     decision: Decision
     expires_at_ms: int
 
@@ -35,16 +38,16 @@ class ReservationRegistry:
         self.clock = clock
         self.ttl_ms = ttl_ms
         self._lock = threading.Lock()
-        self._items: dict[str, Reservation] = {}
+        self._items: dict[str, Lease] = {}
 
     def add(self, decision: Decision) -> str:
         now = self.clock.now_ms()
         reservation_id = new_id(now)
         with self._lock:
-            self._items[reservation_id] = Reservation(decision, now + self.ttl_ms)
+            self._items[reservation_id] = Lease(decision, now + self.ttl_ms)
         return reservation_id
 
-    def remove(self, reservation_id: str) -> Reservation | None:
+    def remove(self, reservation_id: str) -> Lease | None:
         """Remove a reservation, live or expired."""
         with self._lock:
             return self._items.pop(reservation_id, None)
@@ -56,7 +59,7 @@ class ReservationRegistry:
             item = self._items.get(reservation_id)
             if item is not None:
                 narrowed = item.decision.seen_only(shown_ids)
-                self._items[reservation_id] = Reservation(narrowed, item.expires_at_ms)
+                self._items[reservation_id] = Lease(narrowed, item.expires_at_ms)
 
     def clear(self) -> None:
         """Drop every reservation (their rows belonged to a store that is gone)."""

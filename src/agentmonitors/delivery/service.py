@@ -30,8 +30,8 @@ from agentmonitors.delivery.records import (
     check_lifecycle,
     session_json,
 )
-from agentmonitors.delivery.reservations import Reservation as Lease
-from agentmonitors.delivery.reservations import ReservationRegistry
+from agentmonitors.delivery.reservations import Lease, ReservationRegistry
+from agentmonitors.delivery.transports.registry import transport as transport_named
 from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER, REMINDER
 from agentmonitors.delivery.wire import (
     AckResult,
@@ -236,14 +236,15 @@ class DeliveryService:
     ) -> Reservation | None:
         """Decide like :meth:`claim` and lease the candidates instead of claiming them.
 
-        A hook reserving for a session whose channel has never been confirmed first
-        voids that channel's leases: the host may be dropping its pushes, and the
-        hook is the path that surely shows.
+        A transport that commits when written (a hook), reserving for a session whose
+        channel has never been confirmed, first voids that channel's leases: the host
+        may be dropping its pushes, and the hook is the path that surely shows.
         """
         checked = check_lifecycle(lifecycle)
         now = self.clock.now_ms()
         with self._write() as conn:
-            if transport != "channel" and not self.pushes.confirmed(session_id):
+            on_proof = transport_named(transport).commits_on_proof
+            if not on_proof and not self.pushes.confirmed(session_id):
                 for push in self.pushes.of_session(session_id):
                     self.reservations.remove(push.delivery_id)
             decision = self._decide(conn, session_id, checked, max_events, now)

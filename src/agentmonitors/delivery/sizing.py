@@ -3,27 +3,23 @@
 See docs/architecture.md, "The delivery protocol".
 
 The daemon runs this against its :class:`~agentmonitors.delivery.service.DeliveryService`
-(any :class:`Reserver` will do), inside one pinned instant, for ``hook.reserveRendered``
-and ``channel.reserveRendered``: a transport pays one round trip, not five.
+(any :class:`Reserver` will do), inside one pinned instant, for
+``delivery.reserveRendered``: a transport pays one round trip, not five. The transport
+(``delivery/transports/``) says how its blocks are laid out and rendered.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from agentmonitors.delivery.render import (
-    CHANNEL,
-    HOOK,
-    claim_fit,
-    footer,
-    max_events,
-    render_channel_shown,
-    render_hook_shown,
-)
+from agentmonitors.delivery.layout import claim_fit, max_events
+from agentmonitors.delivery.transports.registry import transport as transport_named
 
 if TYPE_CHECKING:
     from typing import TypeAlias
 
+    from agentmonitors.delivery.packing import Packing
+    from agentmonitors.delivery.transports.base import Transport
     from agentmonitors.delivery.wire import DeliveryClaim, EventSummary, Reservation
 
     Sized: TypeAlias = tuple[Reservation | None, str, bool, list[str]]
@@ -50,7 +46,7 @@ class Reserver(Protocol):
         lifecycle: str,
         max_events: int | None = None,
         *,
-        transport: str = HOOK,
+        transport: str = "hook",
     ) -> Reservation | None: ...
 
     def release(self, reservation_id: str) -> None: ...
@@ -63,18 +59,13 @@ def _finish(
     service: Reserver,
     reservation: Reservation,
     *,
-    packer: str,
+    transport: Transport,
     socket_path: str,
     cap: int,
     more_deferred: bool,
 ) -> Sized:
     claim: DeliveryClaim = reservation["claim"]
-    if packer == HOOK:
-        text, shown = render_hook_shown(claim, socket_path, more_deferred=more_deferred, cap=cap)
-    else:
-        text, _meta, shown = render_channel_shown(
-            claim, socket_path, more_deferred=more_deferred, cap=cap
-        )
+    text, shown = transport.render(claim, socket_path, more_deferred=more_deferred, cap=cap)
     if not text:
         # Nothing would be surfaced (a blank reminder): claim nothing either.
         service.release(reservation["reservationId"])
@@ -96,11 +87,21 @@ class _Sizing:
     """One sized reservation: the fixed inputs, and the cap a failed fit proved necessary."""
 
     def __init__(
-        self, service: Reserver, session_id: str, *, packer: str, socket_path: str, cap: int
+        self,
+        service: Reserver,
+        session_id: str,
+        *,
+        transport: Transport,
+        socket_path: str,
+        cap: int,
     ) -> None:
         self.service = service
         self.session_id = session_id
-        self.packer = packer
+        self.transport = transport
+        # Registration refused a transport without one.
+        packing: Packing | None = transport.packing
+        assert packing is not None
+        self.packing = packing
         self.socket_path = socket_path
         self.cap = cap
         self.forced: int | None = None
@@ -109,7 +110,7 @@ class _Sizing:
         return _finish(
             self.service,
             reservation,
-            packer=self.packer,
+            transport=self.transport,
             socket_path=self.socket_path,
             cap=self.cap,
             more_deferred=more_deferred,
@@ -126,11 +127,11 @@ class _Sizing:
         if not preview:
             # The preview raced empty: keep the cap that was proven necessary.
             return self.forced, False
-        budget = self.cap - len(footer(reminder, self.session_id, self.socket_path, self.packer))
+        budget = self.cap - len(self.packing.footer(reminder, self.session_id, self.socket_path))
         limit = max_events(
             preview,
             cap=budget,
-            packer=self.packer,
+            packing=self.packing,
             session_id=self.session_id,
             socket_path=self.socket_path,
         )
@@ -141,7 +142,11 @@ class _Sizing:
 
     def _fit(self, claim: DeliveryClaim, more_deferred: bool) -> tuple[bool, int]:
         return claim_fit(
-            claim, self.socket_path, packer=self.packer, more_deferred=more_deferred, cap=self.cap
+            claim,
+            self.socket_path,
+            packing=self.packing,
+            more_deferred=more_deferred,
+            cap=self.cap,
         )
 
     def fit(self, reservation: Reservation, more_deferred: bool) -> tuple[bool, int, bool]:
@@ -171,7 +176,7 @@ class _Sizing:
         """One reserve; None when it did not fit and was released (try again)."""
         limit, more_deferred = self.limit(attempt)
         reservation = self.service.reserve(
-            self.session_id, _SIZED_LIFECYCLE, limit, transport=self.packer
+            self.session_id, _SIZED_LIFECYCLE, limit, transport=self.transport.name
         )
         if reservation is None:
             return NOTHING
@@ -191,16 +196,16 @@ def reserve_sized(
     session_id: str,
     lifecycle: str,
     *,
-    packer: str,
+    transport: str,
     socket_path: str,
     cap: int,
 ) -> Sized:
     """Reserve the next delivery and render it: ``(reservation, text, more_deferred, shown)``.
 
-    ``packer`` is ``"hook"`` or ``"channel"`` (also the transport the reservation is
-    for) and ``cap`` the transport's cap (4000 or 20000). ``text`` is the hook's
-    ``additionalContext`` or the channel's ``content`` (its ``meta`` is
-    :func:`~agentmonitors.delivery.render.channel_meta` of the reservation's claim);
+    ``transport`` names a registered transport (``delivery/transports/``): its packing
+    lays the blocks out, its ``render`` makes ``text`` (the hook's ``additionalContext``,
+    the channel's ``content``), and the reservation is taken for it; ``cap`` is its cap
+    for this request;
     ``shown`` lists the ids of the events the text shows, which the caller compares
     with the claim before committing (a recap may show fewer). ``(None, "", False, [])``
     when there is nothing to deliver; a reservation whose text would be empty is
@@ -212,11 +217,10 @@ def reserve_sized(
     that settled work outside the reservation is signposted. Other lifecycles reserve
     unsized. Errors propagate; a failing re-preview releases first.
     """
-    if packer not in (HOOK, CHANNEL):
-        raise ValueError(f"unknown packer {packer!r}")
-    sizing = _Sizing(service, session_id, packer=packer, socket_path=socket_path, cap=cap)
+    kind = transport_named(transport)
+    sizing = _Sizing(service, session_id, transport=kind, socket_path=socket_path, cap=cap)
     if lifecycle != _SIZED_LIFECYCLE:
-        reservation = service.reserve(session_id, lifecycle, transport=packer)
+        reservation = service.reserve(session_id, lifecycle, transport=kind.name)
         return NOTHING if reservation is None else sizing.finish(reservation, False)
     for attempt in range(1, MAX_RESERVE_ATTEMPTS + 1):
         sized = sizing.attempt(attempt)

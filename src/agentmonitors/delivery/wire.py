@@ -75,7 +75,7 @@ class Reservation(TypedDict):
 
 
 class RenderedReply(TypedDict):
-    """``hook.reserveRendered`` / ``channel.reserveRendered``: reserved and rendered.
+    """``delivery.reserveRendered``: reserved and rendered.
 
     ``session`` is None when no session has the host session id; ``reservation`` is
     None (and ``text`` empty) when there is nothing to deliver; ``held`` says why a

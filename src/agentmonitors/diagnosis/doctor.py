@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions
 from agentmonitors.clock import iso_from_ms
+from agentmonitors.delivery.transports.registry import transports as registered_transports
 from agentmonitors.diagnosis.doctor_command import hook_command_check
 from agentmonitors.diagnosis.doctor_monitors import MonitorReading, read_monitors
 from agentmonitors.diagnosis.doctor_transports import (
@@ -254,12 +255,17 @@ def _lead_check(ctx: DoctorContext, leads: Sequence[Lead]) -> dict[str, Any]:
 def _listening(transport_rows: Sequence[Mapping[str, Any]]) -> str:
     """Which transports listen: a healthy heartbeat each (``session start`` writes the
     hook's, so a session the plugin opened has one before its first prompt)."""
-    healthy = {row["name"]: bool(row["healthy"]) for row in transport_rows}
-    # ``events follow`` is additive and started by the agent: it never changes the method.
-    hook, channel = healthy.get("hook", False), healthy.get("channel", False)
-    if hook and channel:
+    healthy = {row["name"] for row in transport_rows if row["healthy"]}
+    # An additive transport (``events follow``, started by the agent) never changes the
+    # method: only those that declare ``decides_listening`` are named.
+    named = [
+        kind.name
+        for kind in registered_transports()
+        if kind.decides_listening and kind.name in healthy
+    ]
+    if len(named) > 1:
         return "both"
-    return "hook" if hook else "channel" if channel else "none"
+    return named[0] if named else "none"
 
 
 def _transport_check(row: Mapping[str, Any], leads: Sequence[Lead]) -> dict[str, Any]:

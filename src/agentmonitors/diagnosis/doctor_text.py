@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentmonitors.delivery.transports.registry import transport
+
 GLYPHS = {"pass": "✓", "fail": "✗", "skip": "○", "idle": "◇"}
 
 
@@ -17,11 +19,7 @@ def _transport_line(row: Mapping[str, Any]) -> list[str]:
         state = "running, unhealthy"
     else:
         state = "not running"
-    bound = row.get("boundTo") or {}
-    where = f" (bound to {bound.get('workspacePath')})" if bound else ""
-    if row["name"] == "follow" and bound.get("sessionId"):
-        # A follower serves one session: name it, as the Monitor command does.
-        where = f" (session {bound['sessionId']}, bound to {bound.get('workspacePath')})"
+    where = transport(row["name"]).describe_binding(row.get("boundTo") or {})
     lines = [f"  {row['name']}: {state}{where}"]
     lines += [f"    - {problem['code']}: {problem['detail']}" for problem in row["problems"]]
     return lines

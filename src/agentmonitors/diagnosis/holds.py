@@ -17,9 +17,9 @@ from agentmonitors.delivery.decide import SessionView
 from agentmonitors.delivery.diagnose import ack_command, cap_hold, diagnose
 from agentmonitors.delivery.heartbeats import is_stale
 from agentmonitors.delivery.records import check_lifecycle
+from agentmonitors.delivery.transports.registry import transports
 from agentmonitors.lean_dataclass import dataclass
 
-TRANSPORTS = ("hook", "channel", "follow")
 # The lifecycle at which each band is delivered (hooks: prompt or tool call; turn end).
 _LIFECYCLE = {"high": "turn-interruptible", "normal": "turn-interruptible", "low": "turn-idle"}
 _WHEN = {
@@ -139,7 +139,7 @@ def listeners(
     wall_ms: int,
 ) -> dict[str, Any]:
     """Per transport, the freshest heartbeat of this session (None when there is none)."""
-    found: dict[str, Any] = dict.fromkeys(TRANSPORTS)
+    found: dict[str, Any] = dict.fromkeys(transport.name for transport in transports())
     for record in records:
         transport = record.get("transport")
         if transport not in found:
@@ -170,7 +170,7 @@ def _newer(entry: Mapping[str, Any], previous: Mapping[str, Any]) -> bool:
 def listener_phrase(found: Mapping[str, Any]) -> str:
     """``hook listening, no channel``-style summary of :func:`listeners`."""
     parts = []
-    for transport in TRANSPORTS:
+    for transport in (kind.name for kind in transports()):
         entry = found.get(transport)
         if entry is None:
             parts.append(f"no {transport}")

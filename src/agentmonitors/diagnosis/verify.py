@@ -343,12 +343,12 @@ class Verifier:
         stage = self._begin("deliver", f"claiming at {lifecycle}")
         while True:
             reply = self._ipc(
-                "hook.reserveRendered",
+                "delivery.reserveRendered",
                 {
+                    "transport": "hook",
                     "hostSessionId": self._host_session_id,
                     "lifecycle": lifecycle,
                     "socketPath": self.daemon.socket_path,
-                    "packer": "hook",
                 },
             )
             reservation = reply.get("reservation") if isinstance(reply, dict) else None

@@ -4,7 +4,7 @@ A stdio MCP server on the official SDK's 1.x low-level session (its high-level s
 cannot declare the ``claude/channel`` capability). It binds to the Claude Code session
 named by ``CLAUDE_CODE_SESSION_ID`` in an enabled workspace, polls the daemon, and pushes
 each delivery as ``notifications/claude/channel``. It never decides anything: the daemon
-sizes, reserves and renders (``channel.reserveRendered``), and the push is committed only
+sizes, reserves and renders (``delivery.reserveRendered``), and the push is committed only
 on proof that the host showed it (see ``delivery/pushes.py``). ``agentmon_ack`` acknowledges
 through the bound session. stdout carries JSON-RPC only; diagnostics go to stderr.
 
@@ -179,8 +179,9 @@ class ChannelServer:
                 return False
             reply = await anyio.to_thread.run_sync(
                 self.ipc,
-                "channel.reserveRendered",
+                "delivery.reserveRendered",
                 {
+                    "transport": "channel",
                     "hostSessionId": self.options.host_session_id,
                     "socketPath": self.options.socket_path,
                 },

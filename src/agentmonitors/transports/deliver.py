@@ -329,14 +329,15 @@ def _reserve(
     channel_delivery_ids: tuple[str, ...],
     debug: Callable[[str], None],
 ) -> RenderedReply | None:
-    """``hook.reserveRendered``; None (said on the debug channel) when there is no answer."""
+    """``delivery.reserveRendered`` for the hook; None (said on the debug channel) when
+    there is no answer."""
     from agentmonitors.daemon.client import DaemonConnectionError, DaemonUnsupportedError, call
 
     request: dict[str, Any] = {
+        "transport": "hook",
         "hostSessionId": host_session_id,
         "lifecycle": lifecycle,
         "socketPath": socket,
-        "packer": "hook",
     }
     if channel_delivery_ids:
         # This turn is a channel push the host showed: that proves its delivery.
@@ -344,7 +345,7 @@ def _reserve(
         debug(f"channel turn: delivery ids {list(channel_delivery_ids)}")
     try:
         # The daemon's own shape (delivery/wire.py), checked where it is read.
-        reply: RenderedReply | None = call(socket, "hook.reserveRendered", request)
+        reply: RenderedReply | None = call(socket, "delivery.reserveRendered", request)
     except DaemonConnectionError as error:
         debug(f"stopped: daemon unreachable ({error})")
         return None
@@ -352,7 +353,7 @@ def _reserve(
         # Hooks and daemon come from one install, so only a daemon left running across
         # an upgrade answers this: nothing is delivered until it is restarted.
         debug(
-            "stopped: the daemon predates hook.reserveRendered (left running across an "
+            "stopped: the daemon predates delivery.reserveRendered (left running across an "
             "upgrade?); restart it with `agentmonitors daemon stop` then a new session"
         )
         return None
@@ -391,4 +392,5 @@ def _heartbeat(
         host_session_id=host_session_id,
         session_id=session_id,
         delivered=delivered,
+        refresh_while_fresh=False,
     )

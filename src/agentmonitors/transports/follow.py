@@ -3,7 +3,7 @@
 The Monitor tool turns each stdout line of a command into a model turn while the
 session is idle, so this prints exactly one line per delivery and nothing else on
 stdout (diagnostics go to stderr). Each line goes through the shared handoff: the
-daemon reserves and renders it (``follow.reserveRendered``), it is written, then
+daemon reserves and renders it (``delivery.reserveRendered``), it is written, then
 committed; a line that could not be written is released, so the hooks deliver it.
 
 A line is committed when written, not on proof as a channel push is. The Monitor turn's
@@ -182,8 +182,12 @@ class Follower:
 
         try:
             reply = self.ipc(
-                "follow.reserveRendered",
-                {"sessionId": self.session_id, "socketPath": self.socket_path},
+                "delivery.reserveRendered",
+                {
+                    "transport": "follow",
+                    "sessionId": self.session_id,
+                    "socketPath": self.socket_path,
+                },
             )
         except DaemonApplicationError as error:
             return f"error: {error.message}"

@@ -1,7 +1,7 @@
 """The one delivery path every transport takes: reserve, render, write, commit.
 
 The daemon finds the session, sizes, reserves and renders in one request
-(``hook.reserveRendered`` or ``channel.reserveRendered``); the transport only writes
+(``delivery.reserveRendered``); the transport only writes
 the text where its host reads it. What was written is committed; a reservation with
 nothing to write, or whose write failed, is released, so its events stay pending.
 Host specifics (payloads, output shapes) stay with each transport.

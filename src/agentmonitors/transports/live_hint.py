@@ -96,25 +96,6 @@ def _any_definition(root: str) -> bool:
 def follower_running(session_id: str) -> bool:
     """Whether a fresh ``follow`` heartbeat names this session (a follower that exits
     removes its record; one that died goes stale within its 30 s lifetime)."""
-    import time
+    from agentmonitors.delivery.heartbeats import session_listening
 
-    from agentmonitors.delivery.heartbeats import is_stale, read_record, transports_dir
-
-    directory = transports_dir()
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return False
-    now_ms = time.time_ns() // 1_000_000
-    for name in names:
-        if not (name.startswith("follow-") and name.endswith(".json")):
-            continue
-        record = read_record(os.path.join(directory, name))
-        if (
-            record is not None
-            and record.get("transport") == "follow"
-            and record.get("sessionId") == session_id
-            and not is_stale(record, now_ms)
-        ):
-            return True
-    return False
+    return session_listening("follow", session_id)

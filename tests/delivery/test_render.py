@@ -9,12 +9,10 @@ from typing import Any
 
 import pytest
 
+from agentmonitors.delivery.layout import event_block, fit, header_fixed_point, max_events
+from agentmonitors.delivery.meta import channel_meta
+from agentmonitors.delivery.packing import CHANNEL_PACKING, HOOK_PACKING
 from agentmonitors.delivery.render import (
-    channel_meta,
-    event_block,
-    fit,
-    header_fixed_point,
-    max_events,
     render_channel,
     render_channel_shown,
     render_hook,
@@ -438,7 +436,7 @@ def test_header_fixed_point_accounts_for_the_ids_it_names() -> None:
 
 
 def test_fit_and_max_events() -> None:
-    kwargs: dict[str, Any] = {"packer": "hook", "session_id": "S1", "socket_path": SOCK}
+    kwargs: dict[str, Any] = {"packing": HOOK_PACKING, "session_id": "S1", "socket_path": SOCK}
     small = [event(1), event(2)]
     assert fit(small, more_deferred=False, cap=4000, **kwargs) == (True, 2)
     assert fit(small, more_deferred=True, cap=4000, **kwargs) == (True, 2)
@@ -451,7 +449,7 @@ def test_fit_and_max_events() -> None:
     assert max_events(small, cap=4000, **kwargs) == 2
     assert max_events([big_event(1, 9000), event(2)], cap=4000, **kwargs) == 1
     assert max_events([], cap=4000, **kwargs) == 0
-    channel: dict[str, Any] = {"packer": "channel", "session_id": "S1", "socket_path": SOCK}
+    channel: dict[str, Any] = {"packing": CHANNEL_PACKING, "session_id": "S1", "socket_path": SOCK}
     assert max_events([big_event(n, 6000) for n in range(1, 5)], cap=20000, **channel) == 3
 
 
@@ -462,7 +460,7 @@ def test_fit_agrees_with_the_renderer_at_the_boundary() -> None:
         2, 10 + MAX_ADDITIONAL_CONTEXT - len(render_hook(claim(two), SOCK, more_deferred=False))
     )
     kwargs: dict[str, Any] = {
-        "packer": "hook",
+        "packing": HOOK_PACKING,
         "session_id": "S1",
         "socket_path": SOCK,
         "cap": 4000,

@@ -201,7 +201,7 @@ class FakeDaemon:
 
 
 def sized(daemon: FakeDaemon, lifecycle: str = "turn-interruptible", **kwargs: Any) -> Any:
-    options: dict[str, Any] = {"packer": "hook", "socket_path": SOCK, "cap": MAX_ADDITIONAL_CONTEXT}
+    options: dict[str, Any] = {"transport": "hook", "socket_path": SOCK, "cap": MAX_ADDITIONAL_CONTEXT}
     options.update(kwargs)
     return reserve_sized(daemon, "S1", lifecycle, **options)
 
@@ -383,7 +383,7 @@ def test_reservations_are_taken_for_the_packers_transport(packer: str) -> None:
     """A channel reservation must say so: the service keeps hook and channel leases apart."""
     daemon = FakeDaemon([event(1)])
     cap = MAX_ADDITIONAL_CONTEXT if packer == "hook" else MAX_CHANNEL_CONTENT
-    assert sized(daemon, packer=packer, cap=cap)[3] == ["E1"]
+    assert sized(daemon, transport=packer, cap=cap)[3] == ["E1"]
     assert daemon.transports == [packer]
 
 
@@ -448,7 +448,7 @@ def test_other_lifecycles_reserve_unsized(lifecycle: str) -> None:
 def test_channel_packer_sizes_against_the_channel_cap() -> None:
     daemon = FakeDaemon([event(n, 6000) for n in range(1, 6)])
     _reservation, text, more, shown = result = sized(
-        daemon, packer="channel", cap=MAX_CHANNEL_CONTENT
+        daemon, transport="channel", cap=MAX_CHANNEL_CONTENT
     )
     assert daemon.reserve_params()[0]["maxEvents"] == 3
     assert more is True
@@ -460,8 +460,8 @@ def test_channel_packer_sizes_against_the_channel_cap() -> None:
 
 
 def test_unknown_packer_is_rejected() -> None:
-    with pytest.raises(ValueError, match="packer"):
-        sized(FakeDaemon(), packer="smoke-signal")
+    with pytest.raises(ValueError, match="transport"):
+        sized(FakeDaemon(), transport="smoke-signal")
 
 
 @pytest.mark.parametrize("packer", ["hook", "channel"])
@@ -478,7 +478,7 @@ def test_claimed_set_equals_rendered_set_across_random_batches(packer: str) -> N
             )
         if rng.random() < 0.3:
             daemon.after_reserve.append(lambda d: d.settled.append(event(99, 50)))
-        reservation, text, more, shown = result = sized(daemon, packer=packer, cap=cap)
+        reservation, text, more, shown = result = sized(daemon, transport=packer, cap=cap)
         assert reservation is not None
         assert len(text) <= cap
         assert_claimed_equals_rendered(daemon, result)

@@ -1,25 +1,23 @@
-"""``*.reserveRendered``: find the session, size, reserve and render in one request.
+"""``delivery.reserveRendered``: find the session, size, reserve and render in one request.
 
 Sizing (preview, reminder preview, reserve, re-check, release and retry) runs here
 against the service itself, so a transport pays one round trip instead of five and
-then only writes the text and commits it (see ``transports/handoff.py``).
+then only writes the text and commits it (see ``transports/handoff.py``). What differs
+between transports is asked of the transport (``delivery/transports/``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentmonitors.delivery.render import CHANNEL, HOOK, channel_meta
 from agentmonitors.delivery.sizing import reserve_sized
-from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT, MAX_CHANNEL_CONTENT
+from agentmonitors.delivery.transports.registry import transport as transport_named
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from agentmonitors.delivery.service import DeliveryService
     from agentmonitors.delivery.wire import RenderedReply
-
-CAPS = {HOOK: MAX_ADDITIONAL_CONTEXT, CHANNEL: MAX_CHANNEL_CONTENT}
 
 
 def reserve_rendered(
@@ -28,7 +26,7 @@ def reserve_rendered(
     lifecycle: str,
     *,
     socket_path: str,
-    packer: str = HOOK,
+    transport: str = "hook",
     cap: int | None = None,
     channel_delivery_ids: Sequence[str] | None = None,
 ) -> RenderedReply:
@@ -36,8 +34,10 @@ def reserve_rendered(
 
     ``channel_delivery_ids`` are channel pushes this hook's prompt showed: they are
     confirmed first (what a prompt shows is delivered before anything else is sized).
-    A channel whose earlier pushes still wait for proof is held (``awaiting-proof``).
+    A transport that commits on proof is held (``awaiting-proof``) while its earlier
+    pushes still wait for theirs; its delivery gets an id to prove.
     """
+    kind = transport_named(transport)
     session = service.find_session(host_session_id)
     if session is None:
         return {"session": None}
@@ -45,16 +45,16 @@ def reserve_rendered(
     confirmed = (
         service.confirm_pushes(session_id, channel_delivery_ids) if channel_delivery_ids else []
     )
-    if packer == CHANNEL and not service.pushes.may_push(session_id):
+    if kind.commits_on_proof and not service.pushes.may_push(session_id):
         return {"session": session, "reservation": None, "text": "", "held": "awaiting-proof"}
     with service.one_instant():
         reservation, text, more_deferred, shown = reserve_sized(
             service,
             session_id,
             lifecycle,
-            packer=packer,
+            transport=kind.name,
             socket_path=socket_path,
-            cap=cap or CAPS[packer],
+            cap=cap or kind.cap,
         )
     if reservation is not None:
         # What the text printed is what the session saw: a recap cut to the cap moves
@@ -69,12 +69,12 @@ def reserve_rendered(
     }
     if channel_delivery_ids is not None:
         reply["confirmedDeliveryIds"] = confirmed
-    if packer == CHANNEL and reservation is not None:
+    if kind.commits_on_proof and reservation is not None:
         delivery_id = reservation["reservationId"]
         claim = reservation["claim"]
         service.pushes.record(
             delivery_id, session_id, frozenset(event["eventId"] for event in claim["events"])
         )
         reply["deliveryId"] = delivery_id
-        reply["meta"] = {**channel_meta(claim), "delivery_id": delivery_id}
+        reply["meta"] = {**(kind.reply_meta(claim) or {}), "delivery_id": delivery_id}
     return reply
