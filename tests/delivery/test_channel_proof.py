@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentmonitors.clock import ManualClock
-from agentmonitors.delivery.reserve_rendered import reserve_rendered
 from agentmonitors.delivery.pushes import MAX_REMEMBERED_PUSHES, PUSH_MEMORY_MS, PushLedger
+from agentmonitors.delivery.reserve_rendered import reserve_rendered
 
 from .conftest import SETTLE, World
 
@@ -14,7 +14,7 @@ SOCKET = "/tmp/agentmonitors-test.sock"
 
 
 def push(world: World, host: str = "host-1") -> dict[str, Any]:
-    """What ``delivery.reserveRendered`` for the channel answers, then the channel reports it sent."""
+    """What ``delivery.reserveRendered`` answers a channel, then the channel reports it sent."""
     reply = reserve_rendered(
         world.service, host, "turn-interruptible", socket_path=SOCKET, transport="channel"
     )

@@ -201,7 +201,11 @@ class FakeDaemon:
 
 
 def sized(daemon: FakeDaemon, lifecycle: str = "turn-interruptible", **kwargs: Any) -> Any:
-    options: dict[str, Any] = {"transport": "hook", "socket_path": SOCK, "cap": MAX_ADDITIONAL_CONTEXT}
+    options: dict[str, Any] = {
+        "transport": "hook",
+        "socket_path": SOCK,
+        "cap": MAX_ADDITIONAL_CONTEXT,
+    }
     options.update(kwargs)
     return reserve_sized(daemon, "S1", lifecycle, **options)
 
