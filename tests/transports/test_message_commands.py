@@ -17,16 +17,20 @@ import pytest
 from agentmonitors.cli.app import cli
 from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
 from agentmonitors.transports.channel import ACK_DESCRIPTION, INSTRUCTIONS
-from agentmonitors.transports.deliver import W1, W3A, W3B
+from agentmonitors.transports.deliver import (
+    BOOT_FAILED_WARNING,
+    NO_SESSION_WARNING,
+    NO_SOCKET_WARNING,
+)
 from agentmonitors.transports.session_hooks import disabled_advisory
 from agentmonitors.workspace import ENABLE_FILE_NOTE
 
 MESSAGES = {
     "no daemon": NO_DAEMON_MESSAGE,
     "disabled advisory": disabled_advisory(2),
-    "W1": W1,
-    "W3a": W3A,
-    "W3b": W3B,
+    "W1": NO_SESSION_WARNING,
+    "W3a": NO_SOCKET_WARNING,
+    "W3b": BOOT_FAILED_WARNING,
     "enable file note": ENABLE_FILE_NOTE,
     "channel instructions": INSTRUCTIONS + ACK_DESCRIPTION,
 }

@@ -28,17 +28,17 @@ if TYPE_CHECKING:
     from agentmonitors.transports.hosts.base import HookPayload, HostAdapter
 
 DEBUG_PREFIX = "agentmonitors hook deliver --debug: "
-W1 = (
+NO_SESSION_WARNING = (
     "hook deliver: no session_id in the stdin payload — expected a Claude Code hook JSON "
     "payload on stdin; nothing delivered."
 )
-W3A = (
+NO_SOCKET_WARNING = (
     "hook deliver: no per-workspace socket configured (neither --socket nor a `socket:` "
     "entry in .claude/agentmonitors.local.md) — refusing to fall back to a shared default "
     "socket; nothing delivered. Start a daemon for this workspace with `agentmonitors daemon "
     "run --detach`, or pass --socket."
 )
-W3B = (
+BOOT_FAILED_WARNING = (
     "hook deliver: no per-workspace socket configured — the last automatic daemon boot for "
     "this workspace (via the SessionStart hook) failed to come up in time; nothing "
     "delivered. It will retry automatically the next time a session starts here — run "
@@ -205,7 +205,8 @@ def deliver(
     if debugging:
         debug(f"workspace {_field(workspace)} (enabled, socket {state.socket or '(none)'})")
     if options.socket is None and state.socket is None:
-        sys.stderr.write((W3B if state.last_boot_failure_at else W3A) + "\n")
+        warning = BOOT_FAILED_WARNING if state.last_boot_failure_at else NO_SOCKET_WARNING
+        sys.stderr.write(warning + "\n")
         return False
     from agentmonitors.paths import fit_socket_path, notice_once, workspace_socket
 
@@ -235,8 +236,8 @@ def deliver(
 
 def _w1(adapter: HostAdapter) -> str:
     if adapter is CLAUDE_CODE:
-        return W1
-    return W1.replace("a Claude Code hook", f"a {adapter.title} hook")
+        return NO_SESSION_WARNING
+    return NO_SESSION_WARNING.replace("a Claude Code hook", f"a {adapter.title} hook")
 
 
 def _event_names(adapter: HostAdapter) -> str:
