@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.daemon.server import Method, params
+from agentmonitors.diagnosis.pacing import pacing_holds
+from agentmonitors.diagnosis.watches import with_watches
 
 if TYPE_CHECKING:
     from agentmonitors.clock import Clock
@@ -18,9 +20,6 @@ if TYPE_CHECKING:
 
 def pacing_method(runtime: Runtime, db: Database, clock: Clock) -> Method:
     async def handler(request: dict[str, Any]) -> Any:
-        from agentmonitors.diagnosis.pacing import pacing_holds
-        from agentmonitors.diagnosis.watches import with_watches
-
         cache = runtime.definitions
         definitions = with_watches(
             cache.load(runtime.workspace, runtime.monitors_dir), cache, db, runtime.workspace

@@ -34,6 +34,7 @@ MAX_RECORD_BYTES = 1 << 20
 
 def transports_dir() -> str:
     """``<data root>/agentmonitors/transports``."""
+    # Lazy: a hook in a folder that is not enabled imports this module and never asks.
     from agentmonitors.workspace import data_root
 
     return os.path.join(data_root(), "agentmonitors", "transports")
@@ -101,6 +102,7 @@ def _parse_iso_ms(text: object) -> int | None:
     own = _parse_own_iso_ms(text)
     if own is not None:
         return own
+    # Lazy: datetime costs the hook; only a timestamp another writer spelled gets here.
     from datetime import UTC, datetime
 
     try:
@@ -312,6 +314,7 @@ def _reap_stale(directory: str, now_ms: int, keep: str) -> None:
 
 
 def _version() -> str:
+    # Lazy: the package version is read only when a record is rewritten.
     from agentmonitors import __version__
 
     return __version__
