@@ -19,7 +19,7 @@ COMMANDS: LazyTable = {
     "follow": (
         "agentmonitors.cli.events.follow:follow",
         "Print one line per delivery for a session, live, until stopped: meant for Claude"
-        " Code's Monitor tool.",
+        " Code's Monitor tool (each line becomes a turn while the session is idle).",
     ),
     "list": (
         "agentmonitors.cli.events.list:list_",
