@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentmonitors.cli.main import main
-from agentmonitors.cli.monitor import BUSY_NOTICE
+from agentmonitors.cli.monitor.daemon_or_store import BUSY_NOTICE
 from agentmonitors.daemon import client
 from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE, REQUEST_TIMEOUT_S, UNSUPPORTED_REPLY
 from tests.daemon.fake_daemon import FakeDaemon, Responder, reply_with, short_socket_path

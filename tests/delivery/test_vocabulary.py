@@ -41,7 +41,7 @@ def test_each_shared_constant_is_assigned_in_one_module(name: str) -> None:
 def test_the_lifecycle_type_and_every_lifecycle_flag_agree() -> None:
     assert get_args(Lifecycle) == LIFECYCLES
     for name in ("deliver", "claim"):
-        option = next(p for p in hook_command.commands[name].params if p.name == "lifecycle")
+        option = next(p for p in _command(hook_command, name).params if p.name == "lifecycle")
         assert isinstance(option.type, click.Choice)
         assert tuple(option.type.choices) == LIFECYCLES
     for lifecycle in LIFECYCLES:
@@ -49,8 +49,14 @@ def test_the_lifecycle_type_and_every_lifecycle_flag_agree() -> None:
     assert isinstance(parse_deliver_args(["--lifecycle", "turn-late"]), str)
 
 
+def _command(group: click.Group, name: str) -> click.Command:
+    command = group.get_command(click.Context(group), name)
+    assert command is not None
+    return command
+
+
 def _default(group: click.Group, command: str, option: str) -> object:
-    return next(p for p in group.commands[command].params if p.name == option).default
+    return next(p for p in _command(group, command).params if p.name == option).default
 
 
 def test_daemon_and_channel_defaults_come_from_one_place() -> None:

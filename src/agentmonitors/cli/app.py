@@ -7,12 +7,13 @@ command returns 0 or 1 (docs/cli.md).
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import click
 
-COMMANDS: dict[str, tuple[str, str]] = {
+from agentmonitors.cli.lazy_group import LazyGroup, LazyTable
+
+COMMANDS: LazyTable = {
     "channel": ("agentmonitors.cli.channel", "The optional MCP channel (channel serve)."),
     "daemon": (
         "agentmonitors.cli.daemon",
@@ -31,21 +32,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("agentmonitors.cli.validate", "Validate monitor files and folders."),
     "verify": ("agentmonitors.cli.verify", "Prove a monitor delivers end to end."),
     "watch": ("agentmonitors.cli.watch", "A session's own watches: declare, list, cancel."),
-    # The agent's read-only follow-ups (one module, one command object each).
+    # The agent's read-only follow-ups, one module each (cli/read_only_query.py).
     "snapshot": (
-        "agentmonitors.cli.agent_verbs:snapshot",
+        "agentmonitors.cli.snapshot:snapshot",
         "The latest stored snapshot of a watched object (read-only).",
     ),
     "diff": (
-        "agentmonitors.cli.agent_verbs:diff",
+        "agentmonitors.cli.diff:diff",
         "A watched object's change between two stored points (read-only).",
     ),
     "summary": (
-        "agentmonitors.cli.agent_verbs:summary",
+        "agentmonitors.cli.summary:summary",
         "A monitor's objects at a glance: urgency, change, counts.",
     ),
     "inspect": (
-        "agentmonitors.cli.agent_verbs:inspect",
+        "agentmonitors.cli.inspect:inspect",
         "A session's changes: received, pending, armed (read-only).",
     ),
     "scan": ("agentmonitors.cli.scan", "Find and summarise the monitors in a folder."),
@@ -57,27 +58,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = COMMANDS.get(cmd_name)
-        if entry is None:
-            return None
-        module, _, name = entry[0].partition(":")
-        command = getattr(importlib.import_module(module), name or "command")
-        assert isinstance(command, click.Command)
-        return command
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, help_text) for name, (_, help_text) in sorted(COMMANDS.items())]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-
 @click.group(
     cls=LazyGroup,
+    lazy=COMMANDS,
+    shorten=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Durable observation and inbox delivery for AI agents",
 )

@@ -6,6 +6,9 @@ this command prints nothing there itself; the MCP SDK is imported only here.
 
 from __future__ import annotations
 
+import functools
+import sys
+
 import click
 
 from agentmonitors.delivery.heartbeats import CHANNEL_POLL_MS
@@ -47,22 +50,18 @@ def serve(
     workspace: str | None,
     debug: bool,
 ) -> int:
-    import functools
-    import sys
-
-    import anyio
-
     if sys.stdin.isatty():
         click.echo(
             "agentmonitors channel serve speaks MCP (JSON-RPC) on stdin and stdout; Claude "
             "Code starts it from the plugin's .mcp.json. Press Ctrl-D to stop.",
             err=True,
         )
+    # Lazy: the MCP SDK costs half a second that `channel --help` must not pay.
+    import anyio
 
-    from agentmonitors.transports.channel import serve_stdio
-    from agentmonitors.transports.channel_options import resolve_options
+    from agentmonitors.transports import channel, channel_options
 
-    options = resolve_options(
+    options = channel_options.resolve_options(
         socket=socket, poll_ms=poll_ms, host_session_id=host_session_id, workspace=workspace
     )
-    return anyio.run(functools.partial(serve_stdio, options, debug=debug))
+    return anyio.run(functools.partial(channel.serve_stdio, options, debug=debug))

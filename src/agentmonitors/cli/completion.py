@@ -9,10 +9,16 @@ starts a daemon and never creates a database.
 from __future__ import annotations
 
 import os
+import sqlite3
 from typing import Any
 
 import click
 from click.shell_completion import CompletionItem
+
+from agentmonitors.daemon.client import DaemonError, call
+from agentmonitors.paths import resolve_db_path, resolve_socket_path
+from agentmonitors.store.database import is_memory
+from agentmonitors.workspace import resolve_workspace
 
 # Long enough for a busy daemon on a loaded machine, short enough that Tab never hangs.
 DAEMON_TIMEOUT_S = 0.5
@@ -30,13 +36,12 @@ def _param(ctx: click.Context, name: str) -> Any:
 
 
 def _workspace(ctx: click.Context) -> str:
-    from agentmonitors.workspace import resolve_workspace
-
     return resolve_workspace(_param(ctx, "workspace"))
 
 
 def monitor_ids(ctx: click.Context) -> list[tuple[str, str]]:
     """(id, display name) of the monitors the command would see, sorted by id."""
+    # Lazy: parsing monitor files is for Tab alone, not for every command that offers ids.
     from agentmonitors.monitor.discovery import discover
 
     monitors_dir = _param(ctx, "monitors_dir")
@@ -64,8 +69,6 @@ def complete_monitor_id_or_path(
 
 
 def _sessions_from_daemon(socket_path: str) -> list[dict[str, Any]] | None:
-    from agentmonitors.daemon.client import DaemonError, call
-
     try:
         records = call(socket_path, "session.list", {}, timeout_s=DAEMON_TIMEOUT_S)
     except DaemonError:
@@ -74,10 +77,6 @@ def _sessions_from_daemon(socket_path: str) -> list[dict[str, Any]] | None:
 
 
 def _sessions_from_database(db_path: str) -> list[dict[str, Any]]:
-    import sqlite3
-
-    from agentmonitors.store.database import is_memory
-
     if is_memory(db_path) or not os.path.isfile(db_path):
         return []
     uri = "file:" + db_path.replace("?", "%3f").replace("#", "%23") + "?mode=ro"
@@ -97,8 +96,6 @@ def _ignore_line(line: str) -> None:
 
 def session_records(ctx: click.Context) -> list[dict[str, Any]]:
     """The sessions the daemon knows, or the database's when no daemon answers."""
-    from agentmonitors.paths import resolve_db_path, resolve_socket_path
-
     workspace = _workspace(ctx)
     # A completion prints candidates only: no warning or notice may reach the terminal.
     quiet = _ignore_line
@@ -133,6 +130,7 @@ def complete_source_name(
     """Installed plugin sources (the ones update and remove act on)."""
     del ctx, param
     try:
+        # Lazy: importlib.metadata is for Tab alone, not for every `source` command.
         from agentmonitors.sources.packages import installed_plugins
 
         plugins = installed_plugins()

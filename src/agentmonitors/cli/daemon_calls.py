@@ -7,6 +7,15 @@ commands run through here without them.
 from __future__ import annotations
 
 from agentmonitors.cli.output import echo, print_error, report_error
+from agentmonitors.daemon.client import (
+    DaemonConnectionError,
+    DaemonError,
+    DaemonRefusedError,
+    call,
+)
+from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE, REQUEST_TIMEOUT_S
+from agentmonitors.paths import resolve_socket_path
+from agentmonitors.workspace import read_local_state, resolve_workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,9 +26,6 @@ SESSION_HINT = "Run `agentmonitors session list` to find a session id."
 
 def manual_socket(socket: str | None, workspace: str | None = None) -> str:
     """``--socket``, else the environment, else the workspace's socket, else the global one."""
-    from agentmonitors.paths import resolve_socket_path
-    from agentmonitors.workspace import resolve_workspace
-
     return resolve_socket_path(
         resolve_workspace(workspace), socket, warn=lambda text: echo(text, err=True)
     )
@@ -48,8 +54,6 @@ def no_daemon_text(workspace: str | None = None) -> str:
     ``daemon start`` refuses a folder that is not an enabled project, so there the first
     step is to enable it (every suggested command must succeed where it is suggested).
     """
-    from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
-    from agentmonitors.workspace import read_local_state, resolve_workspace
 
     if read_local_state(resolve_workspace(workspace)).enabled:
         return NO_DAEMON_MESSAGE
@@ -81,13 +85,6 @@ def ask(
     (``cli/stored_delivery.py``), with a notice on stderr; only a workspace with no
     database gets the how-to-start message.
     """
-    from agentmonitors.daemon.client import (
-        DaemonConnectionError,
-        DaemonError,
-        DaemonRefusedError,
-        call,
-    )
-    from agentmonitors.daemon.protocol import REQUEST_TIMEOUT_S
 
     waited = REQUEST_TIMEOUT_S if timeout_s is None else timeout_s
     try:
@@ -112,21 +109,20 @@ def ask(
 
 def _from_store(method: str, params: dict[str, Any], as_json: bool) -> Any:
     """The database's answer when no daemon runs; reported like the daemon's errors."""
-    from agentmonitors.cli.stored_delivery import NothingStored, notice_for, stored_answer
-    from agentmonitors.daemon.protocol import NO_DAEMON_MESSAGE
-    from agentmonitors.delivery.records import SessionNotFound
-    from agentmonitors.store.database import StoreError
+    # Lazy: sqlite3 and the delivery layer load only when no daemon answers; the agent's
+    # quick commands with a daemon must not load them (tests/test_imports.py).
+    from agentmonitors.cli import stored_delivery
 
     try:
-        answer = stored_answer(method, params)
-    except NothingStored:
+        answer = stored_delivery.stored_answer(method, params)
+    except stored_delivery.NothingStored:
         print_error(no_daemon_text())
         raise DaemonCallFailed from None
-    except SessionNotFound as error:
+    except stored_delivery.SessionNotFound as error:
         report_error(f"{error}. {SESSION_HINT}", as_json)
         raise DaemonCallFailed from None
-    except StoreError as error:
+    except stored_delivery.StoreError as error:
         report_error(f"{NO_DAEMON_MESSAGE} The stored state could not be read: {error}", as_json)
         raise DaemonCallFailed from None
-    echo(notice_for(method), err=True)
+    echo(stored_delivery.notice_for(method), err=True)
     return answer

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from typing import Any
 
 import click
 
+from agentmonitors import __version__
+from agentmonitors.cli.daemon_calls import manual_socket
 from agentmonitors.cli.output import (
     clean_output,
     echo,
@@ -15,13 +19,25 @@ from agentmonitors.cli.output import (
     print_error,
     report_error,
 )
+from agentmonitors.cli.tick_once import registry_with_warnings, workspace_and_monitors
+from agentmonitors.daemon.client import (
+    DaemonConnectionError,
+    DaemonError,
+    DaemonUnsupportedError,
+    call,
+)
+from agentmonitors.diagnosis.doctor import DoctorContext, build_report, exit_code
+from agentmonitors.diagnosis.doctor_store import open_read_only
+from agentmonitors.diagnosis.doctor_text import render_doctor_text
+from agentmonitors.lean_dataclass import replace
+from agentmonitors.paths import resolve_db_path
+from agentmonitors.store.database import StoreError
+from agentmonitors.workspace import data_root
 
 
 def doctor_params(workspace: str, monitors_dir: str, socket_path: str) -> dict[str, Any]:
     """``doctor.report``'s params; the extra keys let the daemon judge bindings as this
     shell sees them (its HOME, data root and installed version)."""
-    from agentmonitors import __version__
-    from agentmonitors.workspace import data_root
 
     return {
         "monitorsDir": monitors_dir,
@@ -37,18 +53,6 @@ def _in_process(
     workspace: str, monitors_dir: str, socket_path: str, *, older_daemon: bool
 ) -> dict[str, Any]:
     """The report with no daemon: the database opened read-only, nothing written."""
-    import sqlite3
-    import time
-
-    from agentmonitors import __version__
-    from agentmonitors.cli.daemon import registry_with_warnings
-    from agentmonitors.diagnosis.doctor import DoctorContext, build_report
-    from agentmonitors.diagnosis.doctor_store import open_read_only
-    from agentmonitors.lean_dataclass import replace
-    from agentmonitors.paths import resolve_db_path
-    from agentmonitors.store.database import StoreError
-    from agentmonitors.workspace import data_root
-
     now_ms = time.time_ns() // 1_000_000
     db_path = resolve_db_path(workspace)
     ctx = DoctorContext(
@@ -95,18 +99,6 @@ def command(
     socket: str | None,
     output_format: str,
 ) -> int:
-    from agentmonitors.cli.daemon import workspace_and_monitors
-    from agentmonitors.cli.daemon_calls import manual_socket
-    from agentmonitors.daemon.client import (
-        DaemonConnectionError,
-        DaemonError,
-        DaemonUnsupportedError,
-        call,
-    )
-    from agentmonitors.diagnosis.doctor import exit_code
-    from agentmonitors.diagnosis.doctor_text import render_doctor_text
-    from agentmonitors.store.database import StoreError
-
     as_json = output_format == "json"
     workspace_path, monitors_path = workspace_and_monitors(workspace, monitors_dir)
     socket_path = manual_socket(socket, workspace_path)

@@ -22,12 +22,21 @@ from agentmonitors.catalog.scaffold import (
     type_choices,
     unknown_type,
 )
+from agentmonitors.catalog.trust import approval_refusal, approve_file, requirement_for
 from agentmonitors.catalog.validation import validate_scan
 from agentmonitors.cli.output import display_path
 from agentmonitors.monitor.discovery import scan_root
+from agentmonitors.monitor.parse import ParseFailure, parse_monitor_file
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.registry import load_registry
 from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS
+from agentmonitors.transports.hosts.install import (
+    CREATED,
+    UNCHANGED,
+    HookInstallError,
+    install_hooks,
+)
+from agentmonitors.untrusted import clean_line
 from agentmonitors.workspace import (
     ENABLE_FILE_RELPATH,
     PROJECT_MONITORS_RELPATH,
@@ -52,8 +61,6 @@ def _validate_new(result: ScaffoldResult, registry: SourceRegistry) -> bool:
 
 def _shown(summary: str) -> str:
     """An approval summary on one line, cut with a mark (a preset's script is pages long)."""
-    from agentmonitors.untrusted import clean_line
-
     summary = clean_line(summary)
     if len(summary) > APPROVAL_SUMMARY_CHARS:
         left_out = len(summary) - APPROVAL_SUMMARY_CHARS
@@ -73,14 +80,11 @@ def _approve_created(
     agent host's variables say an agent runs ``init`` (then it waits for the user's
     ``monitor approve``, like anything else an agent writes).
     """
-    from agentmonitors.catalog.trust import approval_refusal, approve_file, requirement_for
 
     if result is None:
         return
     refusal = approval_refusal(assume_yes)
     if refusal is not None:
-        from agentmonitors.monitor.parse import ParseFailure, parse_monitor_file
-
         outcome = parse_monitor_file(result.file_path, "project")
         if isinstance(outcome, ParseFailure):
             return
@@ -173,12 +177,6 @@ def _host_hooks(host: str, workspace: str) -> tuple[bool, list[str]] | None:
 
     None after printing the error (a hook file that cannot be merged is left as is).
     """
-    from agentmonitors.transports.hosts.install import (
-        CREATED,
-        UNCHANGED,
-        HookInstallError,
-        install_hooks,
-    )
 
     try:
         installed = install_hooks(host, workspace)

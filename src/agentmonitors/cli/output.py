@@ -156,6 +156,7 @@ def format_option(choices: tuple[str, ...], default: OutputFormat | None) -> Cal
     said = ", ".join(meaning[name] for name in ordered if name in meaning)
     default_said = "toon under an agent, text otherwise" if default is None else default
     help_text = f"Output format: {said}. Default: {default_said}."
+    # Lazy: the agent's quick commands print through this module without click.
     import click
 
     return click.option(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 import click
@@ -19,6 +20,14 @@ from agentmonitors.cli.output import (
 )
 from agentmonitors.sources.base import Source
 from agentmonitors.sources.registry import load_registry
+
+
+def _packages() -> ModuleType:
+    """``sources/packages.py``, loaded by the commands that install, list or remove."""
+    # Lazy: importlib.metadata and pip's plumbing are for these commands, not `source --help`.
+    from agentmonitors.sources import packages
+
+    return packages
 
 
 def describe_source(source: Source) -> dict[str, Any]:
@@ -109,11 +118,10 @@ def _matches(entry: Mapping[str, Any], words: list[str]) -> bool:
 @click.argument("query", nargs=-1)
 @format_option(("toon", "json", "text"), None)
 def search(query: tuple[str, ...], output_format: str | None) -> int:
-    from agentmonitors.sources.packages import installed_plugins
-
+    packages = _packages()
     fmt = resolve_format(output_format)
     words = [word.lower() for word in query]
-    plugins = {plugin.name: plugin for plugin in installed_plugins()}
+    plugins = {plugin.name: plugin for plugin in packages.installed_plugins()}
     found = []
     for source in load_registry(warn).list():
         entry = describe_source(source)
@@ -174,13 +182,12 @@ def _pip_command(
     verbose: bool = False,
     expect_sources: bool = False,
 ) -> int:
-    from agentmonitors.sources.packages import PackageError, pip_change
-
+    packages = _packages()
     # pip's own output is noise on success; a failure quotes pip's error lines anyway.
     echo = (lambda line: click.echo(line, err=True)) if verbose else None
     try:
-        change = pip_change(arguments, echo)
-    except PackageError as error:
+        change = packages.pip_change(arguments, echo)
+    except packages.PackageError as error:
         return report_error(str(error), output_format == "json")
     if not print_document(change.to_json(), output_format):
         click.echo(_change_text(change, verb))
@@ -224,15 +231,14 @@ def install(requirements: tuple[str, ...], upgrade: bool, verbose: bool, output_
 @VERBOSE_OPTION
 @format_option(("text", "json", "toon"), "text")
 def update(names: tuple[str, ...], verbose: bool, output_format: str) -> int:
-    from agentmonitors.sources.packages import PackageError, distributions_for, installed_plugins
-
+    packages = _packages()
     as_json = output_format == "json"
     try:
         if names:
-            dists = sorted(distributions_for(list(names)))
+            dists = sorted(packages.distributions_for(list(names)))
         else:
-            dists = sorted({plugin.distribution for plugin in installed_plugins()})
-    except PackageError as error:
+            dists = sorted({plugin.distribution for plugin in packages.installed_plugins()})
+    except packages.PackageError as error:
         return report_error(str(error), as_json)
     if not dists:
         if not print_document({"added": [], "upgraded": [], "removed": []}, output_format):
@@ -250,12 +256,11 @@ def update(names: tuple[str, ...], verbose: bool, output_format: str) -> int:
 @VERBOSE_OPTION
 @format_option(("text", "json", "toon"), "text")
 def remove(names: tuple[str, ...], verbose: bool, output_format: str) -> int:
-    from agentmonitors.sources.packages import PackageError, distributions_for
-
+    packages = _packages()
     as_json = output_format == "json"
     try:
-        chosen = distributions_for(list(names))
-    except PackageError as error:
+        chosen = packages.distributions_for(list(names))
+    except packages.PackageError as error:
         return report_error(str(error), as_json)
     for dist, provided in chosen.items():
         extra = sorted(p.name for p in provided if p.name not in names)

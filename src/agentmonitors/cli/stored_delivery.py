@@ -15,6 +15,23 @@ from __future__ import annotations
 
 import os
 
+from agentmonitors.daemon.delivery_methods import ack_reply, event_query
+from agentmonitors.delivery import sessions
+from agentmonitors.delivery.events import page_events
+from agentmonitors.delivery.records import SessionNotFound
+from agentmonitors.delivery.service import DeliveryService
+from agentmonitors.paths import resolve_db_path
+from agentmonitors.store.database import Database, StoreError, is_memory
+from agentmonitors.workspace import resolve_workspace
+
+__all__ = [
+    "NothingStored",
+    "SessionNotFound",
+    "StoreError",
+    "notice_for",
+    "stored_answer",
+]
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -39,10 +56,6 @@ def stored_answer(method: str, params: dict[str, Any]) -> Any:
     Raises :class:`NothingStored` when there is no database, and the delivery layer's
     ``SessionNotFound`` for an unknown session, as the daemon would.
     """
-    from agentmonitors.delivery.service import DeliveryService
-    from agentmonitors.paths import resolve_db_path
-    from agentmonitors.store.database import Database, is_memory
-    from agentmonitors.workspace import resolve_workspace
 
     db_path = resolve_db_path(resolve_workspace(None))
     if is_memory(db_path) or not os.path.isfile(db_path):
@@ -57,17 +70,11 @@ def stored_answer(method: str, params: dict[str, Any]) -> Any:
 
 
 def _ack(service: Any, params: dict[str, Any]) -> dict[str, Any]:
-    from agentmonitors.daemon.delivery_methods import ack_reply
-
     return ack_reply(service.ack_counted(params["sessionId"], params.get("eventIds")))
 
 
 def _list(service: Any, params: dict[str, Any]) -> Any:
     # The daemon's own reading of the request: the same filters, whoever answers.
-    from agentmonitors.daemon.delivery_methods import event_query
-    from agentmonitors.delivery import sessions
-    from agentmonitors.delivery.events import page_events
-
     query = event_query(params)
     with service.db.read() as conn:
         sessions.get_session(conn, params["sessionId"])  # an unknown session is an error

@@ -2,7 +2,7 @@
 
 A scheduler (cron, a CI step, a loop in a script) may run ``daemon once`` every few
 seconds over a large tree, so a plain invocation is run straight from the entry point
-(:func:`run_quick`), without importing click; ``daemon_once.py`` holds the click
+(:func:`run_quick`), without importing click; ``daemon/once.py`` holds the click
 command (``--help``, completion, usage errors), which calls :func:`run_once` too.
 Anything the quick parser does not fully understand goes to click, so its errors
 read exactly as they always did.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from agentmonitors.catalog.compiled import CompiledDefinitions
+from agentmonitors.catalog.trust import is_approved, read_ledger, requirement_for
 from agentmonitors.catalog.validation import ValidationReport, validate_scan
 from agentmonitors.cli.output import (
     clean_output,
@@ -17,6 +18,7 @@ from agentmonitors.cli.output import (
 )
 from agentmonitors.monitor.discovery import scan_targets
 from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.sources.permit import approve_command
 from agentmonitors.sources.registry import load_registry
 from agentmonitors.workspace import resolve_workspace
 
@@ -58,13 +60,6 @@ def awaiting_approval(
     report: ValidationReport, workspace: str, registry: SourceRegistry
 ) -> list[dict[str, str]]:
     """Valid monitors that will not run until the user approves them (not an error)."""
-    from agentmonitors.catalog.trust import (
-        is_approved,
-        read_ledger,
-        requirement_for,
-    )
-    from agentmonitors.sources.permit import approve_command
-
     waiting: list[dict[str, str]] = []
     ledger = None
     for monitor in report.valid:

@@ -11,16 +11,24 @@ from typing import Any
 
 import click
 
+from agentmonitors.catalog.definitions import DefinitionCache
 from agentmonitors.cli.completion import complete_monitor_id
-from agentmonitors.cli.daemon import registry_with_warnings, workspace_and_monitors
 from agentmonitors.cli.output import echo, format_option, print_document, print_error, report_error
+from agentmonitors.cli.tick_once import registry_with_warnings, workspace_and_monitors
+from agentmonitors.daemon.client import call, ping
+from agentmonitors.diagnosis.verify import Interrupted, Trigger, Verifier, setup_failure
+from agentmonitors.diagnosis.verify_budget import budget_for
+from agentmonitors.diagnosis.verify_daemon import IsolatedDaemon, WorkspaceDaemon
+from agentmonitors.diagnosis.verify_report import LiveProgress, progress_for, render_text
+from agentmonitors.diagnosis.verify_trigger import TriggerError, auto_trigger
+from agentmonitors.paths import resolve_socket_path
+from agentmonitors.sources.permit import approve_command
+from agentmonitors.workspace import read_local_state
 
 
 @contextmanager
 def _interruptible() -> Iterator[None]:
     """SIGINT and SIGTERM unwind the run (so cleanup runs) instead of killing it."""
-    from agentmonitors.diagnosis.verify import Interrupted
-
     interrupted: list[int] = []
 
     def handler(signum: int, _frame: FrameType | None) -> None:
@@ -39,8 +47,6 @@ def _interruptible() -> Iterator[None]:
 
 def _pick_monitor(definitions: Any, monitor_id: str | None) -> Any:
     """The monitor to verify, or a ``str`` saying why there is none."""
-    from agentmonitors.sources.permit import approve_command
-
     runnable = {monitor.id: monitor for monitor in definitions.runnable}
     blocked = {item.monitor.id: item for item in definitions.blocked}
     problems = {problem.monitor_id: problem for problem in definitions.problems}
@@ -101,12 +107,6 @@ def command(
         raise click.UsageError("--trigger-cmd and --manual cannot be used together")
     if trigger_cmd is not None and not trigger_cmd.strip():
         raise click.UsageError("--trigger-cmd must not be empty")
-    from agentmonitors.catalog.definitions import DefinitionCache
-    from agentmonitors.daemon.client import call, ping
-    from agentmonitors.diagnosis.verify import Trigger, Verifier, setup_failure
-    from agentmonitors.diagnosis.verify_budget import budget_for
-    from agentmonitors.diagnosis.verify_report import LiveProgress, progress_for
-    from agentmonitors.diagnosis.verify_trigger import TriggerError, auto_trigger
 
     workspace_path, monitors_path = workspace_and_monitors(workspace, monitors_dir)
     if not os.path.isdir(workspace_path):
@@ -158,12 +158,9 @@ def _daemon_for(
     The throwaway daemon runs ``monitor_id`` alone; the workspace's runs them all, as
     it does for its sessions.
     """
-    from agentmonitors.diagnosis.verify_daemon import IsolatedDaemon, WorkspaceDaemon
 
     if not use_workspace_daemon:
         return IsolatedDaemon(workspace, monitors_dir, monitor_id)
-    from agentmonitors.paths import resolve_socket_path
-    from agentmonitors.workspace import read_local_state
 
     if not read_local_state(workspace).enabled:
         return (
@@ -175,10 +172,6 @@ def _daemon_for(
 
 def _running_workspace_daemon(workspace: str) -> str | None:
     """The socket of the workspace's own daemon when it runs: it sees the trigger too."""
-    from agentmonitors.daemon.client import ping
-    from agentmonitors.paths import resolve_socket_path
-    from agentmonitors.workspace import read_local_state
-
     if not read_local_state(workspace).enabled:
         return None
     socket = resolve_socket_path(workspace)
@@ -186,8 +179,6 @@ def _running_workspace_daemon(workspace: str) -> str | None:
 
 
 def _finish(result: Any, output_format: str) -> int:
-    from agentmonitors.diagnosis.verify_report import render_text
-
     if not print_document(result.to_json(), output_format):
         echo(render_text(result))
     if result.ok:

@@ -14,6 +14,7 @@ import click
 from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import DaemonCallFailed, ask, manual_socket
 from agentmonitors.cli.output import format_option, print_document, report_error, warn
+from agentmonitors.untrusted import clean_line
 
 
 class ScopeError(ValueError):
@@ -116,8 +117,6 @@ def declare(
         click.echo(f"Source: {record['sourceName']}")
         click.echo(f"Urgency: {_band(record)}")
         if record.get("awaitingApproval"):
-            from agentmonitors.untrusted import clean_line
-
             click.echo(clean_line(f"Waiting for approval: {record['awaitingApproval']}"))
     return 0
 

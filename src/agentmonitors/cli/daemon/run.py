@@ -1,7 +1,12 @@
-"""``agentmonitors daemon``: run, start, stop and inspect the per-workspace daemon."""
+"""``agentmonitors daemon run``: the daemon in the foreground, or started in the background.
+
+``daemon start`` (``start.py``) is ``run --detach``: it shares the options and the
+detached start kept here.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -10,37 +15,33 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli import tick_once
-from agentmonitors.cli.daemon_once import once
-from agentmonitors.cli.output import format_option, print_document, report_error
-from agentmonitors.runtime.human import human_duration
-from agentmonitors.workspace import (
-    DEFAULT_POLL_MS,
-    DEFAULT_REAP_AFTER_MS,
-    resolve_workspace,
+from agentmonitors.cli.daemon.reaping import reaping_text
+from agentmonitors.cli.output import report_error
+from agentmonitors.cli.tick_once import registry_with_warnings, workspace_and_monitors
+from agentmonitors.daemon.app import Daemon, DaemonOptions
+from agentmonitors.daemon.client import DaemonError, call, ping
+from agentmonitors.daemon.db_lock import DatabaseInUse, holder_socket
+from agentmonitors.daemon.logfile import setup_daemon_log
+from agentmonitors.daemon.logstamp import stamp_when_logging_to_a_file
+from agentmonitors.daemon.server import DaemonAlreadyRunning
+from agentmonitors.daemon.spawn import spawn_daemon
+from agentmonitors.paths import (
+    MEMORY_DB,
+    fit_socket_path,
+    neutral_cwd,
+    resolve_db_path,
+    resolve_socket_path,
+    workspace_log_path,
 )
-
-# Other commands import these from here; they live beside ``daemon once``, which
-# runs without click.
-workspace_and_monitors = tick_once.workspace_and_monitors
-registry_with_warnings = tick_once.registry_with_warnings
+from agentmonitors.runtime.human import human_duration
+from agentmonitors.store.database import StoreError
+from agentmonitors.workspace import DEFAULT_POLL_MS, DEFAULT_REAP_AFTER_MS, read_local_state
 
 DETACH_WAIT_S = 15.0
 KILL_GRACE_S = 3.0
 
 
-@click.group("daemon", help="The per-workspace daemon that runs monitors.")
-def command() -> None:
-    pass
-
-
-command.add_command(once)
-
-
-# --------------------------------------------------------------------------- run / start
-
-
-def _daemon_options(
+def daemon_options(
     monitors_dir: str | None,
     workspace: str | None,
     socket: str | None,
@@ -48,10 +49,7 @@ def _daemon_options(
     reap_after_ms: int,
     boot_session: str | None = None,
     only_monitor: str | None = None,
-) -> Any:
-    from agentmonitors.daemon.app import DaemonOptions
-    from agentmonitors.paths import resolve_db_path, resolve_socket_path
-
+) -> DaemonOptions:
     workspace_path, monitors_path = workspace_and_monitors(workspace, monitors_dir)
     socket_path = resolve_socket_path(
         workspace_path, socket, warn=lambda text: click.echo(text, err=True)
@@ -76,7 +74,7 @@ def _boot_session(value: str | None) -> tuple[str, str] | None:
     return (adapter, host_session_id) if adapter and host_session_id else None
 
 
-def _run_options(function: Any) -> Any:
+def run_options(function: Any) -> Any:
     function = click.argument("monitors_dir", required=False, metavar="[DIR]")(function)
     function = click.option(
         "--workspace", help="Project directory (default: the current project)."
@@ -104,7 +102,7 @@ def _run_options(function: Any) -> Any:
     )(function)
 
 
-def _check_numbers(poll_ms: int, reap_after_ms: int) -> str | None:
+def check_numbers(poll_ms: int, reap_after_ms: int) -> str | None:
     if poll_ms <= 0:
         return "--poll-ms must be a positive number."
     if reap_after_ms < 0:
@@ -112,12 +110,12 @@ def _check_numbers(poll_ms: int, reap_after_ms: int) -> str | None:
     return None
 
 
-@command.command(
+@click.command(
     "run",
     help="Run the daemon in the foreground (or --detach it) over the monitors in DIR"
     " (default: <project>/.claude/monitors).",
 )
-@_run_options
+@run_options
 @click.option("--detach", is_flag=True, help="Start in the background and return.")
 # Set by `session start` when it boots the daemon: that session is registered before
 # the first tick (transports/session_hooks.py).
@@ -137,63 +135,30 @@ def run(
 ) -> int:
     if not detach and log_path is None:
         # Output to a file is dated from its very first line, a bad flag's error too.
-        from agentmonitors.daemon.logstamp import stamp_when_logging_to_a_file
-
         stamp_when_logging_to_a_file()
-    problem = _check_numbers(poll_ms, reap_after_ms)
+    problem = check_numbers(poll_ms, reap_after_ms)
     if problem is not None:
         return report_error(problem, False)
     if detach:
-        options = _daemon_options(monitors_dir, workspace, socket, poll_ms, reap_after_ms)
-        return _detach(options, log_path)
+        options = daemon_options(monitors_dir, workspace, socket, poll_ms, reap_after_ms)
+        return start_detached(options, log_path)
     # Everything the daemon prints goes through its log from here on: dated, bounded,
     # scrubbed (docs/architecture.md, "The daemon's log").
-    from agentmonitors.daemon.logfile import setup_daemon_log
-
     try:
         log = setup_daemon_log(os.path.abspath(log_path) if log_path else None)
     except OSError as error:
         return report_error(f"cannot open the log {log_path}: {error}", False)
-    options = _daemon_options(
+    options = daemon_options(
         monitors_dir, workspace, socket, poll_ms, reap_after_ms, boot_session, only_monitor
     )
     return _foreground(options, log)
-
-
-@command.command(
-    "start",
-    help="Start the daemon in the background (same as run --detach) over the monitors in DIR"
-    " (default: <project>/.claude/monitors).",
-)
-@_run_options
-def start(
-    monitors_dir: str | None,
-    workspace: str | None,
-    poll_ms: int,
-    socket: str | None,
-    reap_after_ms: int,
-    log_path: str | None,
-) -> int:
-    problem = _check_numbers(poll_ms, reap_after_ms)
-    if problem is not None:
-        return report_error(problem, False)
-    return _detach(
-        _daemon_options(monitors_dir, workspace, socket, poll_ms, reap_after_ms), log_path
-    )
 
 
 def _already_running(socket_path: str) -> str:
     return f"AgentMon daemon is already running at {socket_path}."
 
 
-def _foreground(options: Any, log: Any) -> int:
-    import asyncio
-
-    from agentmonitors.daemon.app import Daemon
-    from agentmonitors.daemon.client import ping
-    from agentmonitors.daemon.server import DaemonAlreadyRunning
-    from agentmonitors.store.database import StoreError
-
+def _foreground(options: DaemonOptions, log: Any) -> int:
     if ping(options.socket_path):
         return report_error(_already_running(options.socket_path), False)
     in_use = _database_in_use(options)
@@ -219,13 +184,11 @@ def _foreground(options: Any, log: Any) -> int:
         log.close()
 
 
-def _database_in_use(options: Any) -> str | None:
+def _database_in_use(options: DaemonOptions) -> str | None:
     """The refusal when a daemon on another socket already serves this database.
 
     A courtesy before starting: the daemon's own database lock is what decides.
     """
-    from agentmonitors.daemon.client import ping
-    from agentmonitors.daemon.db_lock import DatabaseInUse, holder_socket
 
     holder = holder_socket(options.db_path)
     if holder is None or holder == options.socket_path or not ping(holder):
@@ -243,8 +206,6 @@ def _not_enabled(workspace: str) -> str:
 
 def _report_running(socket_path: str) -> int:
     """A background start that finds a daemon already serving: the goal is met."""
-    from agentmonitors.daemon.client import DaemonError, call
-
     try:
         status = call(socket_path, "status", {})
     except DaemonError:
@@ -257,11 +218,7 @@ def _report_running(socket_path: str) -> int:
     return 0
 
 
-def _detach(options: Any, log_path: str | None) -> int:
-    from agentmonitors.daemon.client import DaemonError, call, ping
-    from agentmonitors.paths import MEMORY_DB, fit_socket_path, neutral_cwd, workspace_log_path
-    from agentmonitors.workspace import read_local_state
-
+def start_detached(options: DaemonOptions, log_path: str | None) -> int:
     # Outside an enabled project the workspace is just the current folder: a daemon
     # there would run whatever monitors it holds on a socket other projects share.
     if not read_local_state(options.workspace).enabled:
@@ -286,7 +243,6 @@ def _detach(options: Any, log_path: str | None) -> int:
         "--reap-after-ms",
         str(options.reap_after_ms),
     ]
-    from agentmonitors.daemon.spawn import spawn_daemon
 
     env = {**os.environ, "AGENTMONITORS_DB": db_path}
     pid = spawn_daemon(argv, env, log_file, neutral_cwd(options.workspace))
@@ -311,7 +267,7 @@ def _detach(options: Any, log_path: str | None) -> int:
                 click.echo(f"  Pid: {pid}")
                 click.echo(f"  Socket: {socket_path}")
                 click.echo(f"  Log: {log_file}")
-                click.echo(f"  Reaping: {_reaping_text(options.reap_after_ms)}")
+                click.echo(f"  Reaping: {reaping_text(options.reap_after_ms)}")
                 return 0
             failure = (
                 f"Another process (pid {status.get('pid') if isinstance(status, dict) else '?'})"
@@ -341,132 +297,3 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
-
-
-def _reaping_text(reap_after_ms: int | None) -> str:
-    if reap_after_ms is None:
-        return "unknown"
-    if reap_after_ms <= 0:
-        return "disabled"
-    return f"stops after {human_duration(reap_after_ms)} idle"
-
-
-# --------------------------------------------------------------------------- stop / status
-
-
-@command.command("stop", help="Ask the workspace's daemon to stop.")
-@click.option("--socket", help="Unix socket of the daemon.")
-@click.option("--workspace", help="Project directory (default: the current project).")
-@format_option(("text", "json", "toon"), "text")
-def stop(socket: str | None, workspace: str | None, output_format: str) -> int:
-    from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call, ping
-    from agentmonitors.paths import resolve_socket_path
-
-    as_json = output_format == "json"
-    socket_path = resolve_socket_path(resolve_workspace(workspace), socket)
-    try:
-        answer = call(socket_path, "stop", {})
-    except DaemonConnectionError as error:
-        from agentmonitors.cli.daemon_calls import unreachable_text
-        from agentmonitors.daemon.client import DaemonRefusedError
-        from agentmonitors.daemon.protocol import REQUEST_TIMEOUT_S
-
-        if isinstance(error, DaemonRefusedError):
-            said = error.message
-        elif error.timed_out:
-            said = unreachable_text(socket_path, "stop", REQUEST_TIMEOUT_S)
-        else:
-            from agentmonitors.cli.daemon_calls import no_daemon_text
-
-            said = no_daemon_text(workspace)
-        click.echo(f"error: {said}", err=True)
-        print_document({"stopped": False, "pid": None, "socketPath": socket_path}, output_format)
-        return 1
-    except DaemonError as error:
-        return report_error(str(error), as_json)
-    pid = answer.get("pid") if isinstance(answer, dict) else None
-    if not print_document({"stopped": True, "pid": pid, "socketPath": socket_path}, output_format):
-        click.echo("AgentMon daemon stopping.")
-    # Wait briefly so a following `daemon start` does not race the old process.
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and ping(socket_path, timeout_s=0.2):
-        time.sleep(0.05)
-    return 0
-
-
-@command.command("status", help="Whether the daemon runs, and what it holds.")
-@click.option("--socket", help="Unix socket of the daemon.")
-@click.option("--workspace", help="Project directory (default: the current project).")
-@format_option(("text", "json", "toon"), "text")
-def status(socket: str | None, workspace: str | None, output_format: str) -> int:
-    from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call
-    from agentmonitors.paths import resolve_db_path, resolve_socket_path
-
-    workspace_path = resolve_workspace(workspace)
-    socket_path = resolve_socket_path(workspace_path, socket)
-    report: dict[str, Any]
-    try:
-        live = call(socket_path, "status", {})
-        report = {"running": True, "socketPath": socket_path, **(live or {})}
-    except DaemonConnectionError as error:
-        from agentmonitors.daemon.client import DaemonRefusedError
-
-        if isinstance(error, DaemonRefusedError):
-            click.echo(f"error: {error.message}", err=True)
-        report = {
-            "running": False,
-            "socketPath": socket_path,
-            **_offline_counts(resolve_db_path(workspace_path)),
-        }
-    except DaemonError as error:
-        return report_error(str(error), output_format == "json")
-    if print_document(report, output_format):
-        return 0
-    lines = [
-        f"Daemon running: {'yes' if report['running'] else 'no'}",
-        f"Socket: {socket_path}",
-    ]
-    if report.get("pid") is not None:
-        lines.append(f"Pid: {report['pid']}")
-    if report.get("uptimeMs") is not None:
-        lines.append(f"Uptime: {human_duration(int(report['uptimeMs']))}")
-    lines += [
-        f"Sessions: {report['sessions']}",
-        f"Active sessions: {report['activeSessions']}",
-        f"Dormant sessions: {report['dormantSessions']}",
-        f"Events: {report['events']}",
-    ]
-    if report["running"]:
-        lines.append(f"Reaping: {_reaping_text(report.get('reapAfterMs'))}")
-    database = report.get("database")
-    reopened = database.get("reopened") if isinstance(database, dict) else None
-    if isinstance(database, dict) and isinstance(reopened, dict):
-        lines.append(
-            f"Database: {database.get('path')} was {reopened.get('reason')} while the daemon ran;"
-            f" reopened at {reopened.get('at')} ({reopened.get('sessionsKept', 0)} session(s)"
-            " carried over, events stored before are gone)"
-        )
-    click.echo("\n".join(lines))
-    return 0
-
-
-def _offline_counts(db_path: str) -> dict[str, int]:
-    """Counts read straight from the database, without creating one that isn't there."""
-    from agentmonitors.store import queries
-    from agentmonitors.store.database import Database, StoreError, is_memory
-
-    empty = {"sessions": 0, "activeSessions": 0, "dormantSessions": 0, "events": 0}
-    if is_memory(db_path) or not os.path.exists(db_path):
-        return empty
-    try:
-        with Database(db_path) as db:
-            counts = queries.session_counts(db)
-            events = queries.count_rows(db, "monitor_events")
-    except StoreError:
-        return empty
-    return {
-        "sessions": counts["total"],
-        "activeSessions": counts["active"],
-        "dormantSessions": counts["dormant"],
-        "events": events,
-    }

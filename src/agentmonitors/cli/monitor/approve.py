@@ -14,8 +14,21 @@ from typing import Any
 
 import click
 
+from agentmonitors.catalog.definitions import DefinitionCache
+from agentmonitors.catalog.trust import (
+    approval_refusal,
+    ledger_path,
+    read_ledger,
+    record_approvals,
+)
 from agentmonitors.cli.completion import complete_monitor_id
 from agentmonitors.cli.output import emit, format_option, report_error, resolve_format, warn
+from agentmonitors.cli.tick_once import workspace_and_monitors
+from agentmonitors.diagnosis.doctor_store import open_read_only
+from agentmonitors.paths import resolve_db_path
+from agentmonitors.runtime.ephemeral import EphemeralDefinitions
+from agentmonitors.sources.registry import load_registry
+from agentmonitors.untrusted import clean_line
 
 
 def _entry(
@@ -36,8 +49,6 @@ def _entry(
 
 def _listing(definitions: Any, cache: Any, workspace: str) -> list[dict[str, Any]]:
     """Every monitor that needs approval: the approved first, then those that wait."""
-    from agentmonitors.catalog.trust import read_ledger
-
     ledger = read_ledger(workspace)
     rows: list[dict[str, Any]] = []
     for monitor in definitions.runnable:
@@ -99,11 +110,6 @@ def approve(
     without_terminal: bool,
     output_format: str | None,
 ) -> int:
-    from agentmonitors.catalog.definitions import DefinitionCache
-    from agentmonitors.catalog.trust import approval_refusal, ledger_path, record_approvals
-    from agentmonitors.cli.daemon import workspace_and_monitors
-    from agentmonitors.sources.registry import load_registry
-
     fmt = resolve_format(output_format)
     as_json = fmt == "json"
     chosen = sum((bool(monitor_ids), approve_all, list_only))
@@ -209,8 +215,6 @@ def _unknown(
 
 def _confirmed(targets: list[Any]) -> bool:
     """Shows what would be approved and asks the user at the terminal."""
-    from agentmonitors.untrusted import clean_line
-
     # What a repository wrote (argv, paths) is shown escaped: a bidi or invisible
     # character must not disguise what the user is asked to approve.
     for blocked in targets:
@@ -222,9 +226,6 @@ def _confirmed(targets: list[Any]) -> bool:
 def _with_watches(definitions: Any, cache: Any, registry: Any, workspace: str) -> Any:
     """``definitions`` plus the active agent-declared watches of the workspace, read from
     its database without writing (a watch waits for approval like a MONITOR.md)."""
-    from agentmonitors.diagnosis.doctor_store import open_read_only
-    from agentmonitors.paths import resolve_db_path
-    from agentmonitors.runtime.ephemeral import EphemeralDefinitions
 
     db = open_read_only(resolve_db_path(workspace))
     if db is None:

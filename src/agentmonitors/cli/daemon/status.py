@@ -1,0 +1,88 @@
+"""``agentmonitors daemon status``: whether the daemon runs, and what it holds."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from agentmonitors.cli.daemon.reaping import reaping_text
+from agentmonitors.cli.output import format_option, print_document, report_error
+from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, DaemonRefusedError, call
+from agentmonitors.paths import resolve_db_path, resolve_socket_path
+from agentmonitors.runtime.human import human_duration
+from agentmonitors.workspace import resolve_workspace
+
+
+@click.command("status", help="Whether the daemon runs, and what it holds.")
+@click.option("--socket", help="Unix socket of the daemon.")
+@click.option("--workspace", help="Project directory (default: the current project).")
+@format_option(("text", "json", "toon"), "text")
+def status(socket: str | None, workspace: str | None, output_format: str) -> int:
+    workspace_path = resolve_workspace(workspace)
+    socket_path = resolve_socket_path(workspace_path, socket)
+    report: dict[str, Any]
+    try:
+        live = call(socket_path, "status", {})
+        report = {"running": True, "socketPath": socket_path, **(live or {})}
+    except DaemonConnectionError as error:
+        if isinstance(error, DaemonRefusedError):
+            click.echo(f"error: {error.message}", err=True)
+        report = {
+            "running": False,
+            "socketPath": socket_path,
+            **_offline_counts(resolve_db_path(workspace_path)),
+        }
+    except DaemonError as error:
+        return report_error(str(error), output_format == "json")
+    if print_document(report, output_format):
+        return 0
+    lines = [
+        f"Daemon running: {'yes' if report['running'] else 'no'}",
+        f"Socket: {socket_path}",
+    ]
+    if report.get("pid") is not None:
+        lines.append(f"Pid: {report['pid']}")
+    if report.get("uptimeMs") is not None:
+        lines.append(f"Uptime: {human_duration(int(report['uptimeMs']))}")
+    lines += [
+        f"Sessions: {report['sessions']}",
+        f"Active sessions: {report['activeSessions']}",
+        f"Dormant sessions: {report['dormantSessions']}",
+        f"Events: {report['events']}",
+    ]
+    if report["running"]:
+        lines.append(f"Reaping: {reaping_text(report.get('reapAfterMs'))}")
+    database = report.get("database")
+    reopened = database.get("reopened") if isinstance(database, dict) else None
+    if isinstance(database, dict) and isinstance(reopened, dict):
+        lines.append(
+            f"Database: {database.get('path')} was {reopened.get('reason')} while the daemon ran;"
+            f" reopened at {reopened.get('at')} ({reopened.get('sessionsKept', 0)} session(s)"
+            " carried over, events stored before are gone)"
+        )
+    click.echo("\n".join(lines))
+    return 0
+
+
+def _offline_counts(db_path: str) -> dict[str, int]:
+    """Counts read straight from the database, without creating one that isn't there."""
+    # Lazy: only a daemon that is not running needs sqlite3 (tests/test_imports.py).
+    from agentmonitors.store import database, queries
+
+    empty = {"sessions": 0, "activeSessions": 0, "dormantSessions": 0, "events": 0}
+    if database.is_memory(db_path) or not os.path.exists(db_path):
+        return empty
+    try:
+        with database.Database(db_path) as db:
+            counts = queries.session_counts(db)
+            events = queries.count_rows(db, "monitor_events")
+    except database.StoreError:
+        return empty
+    return {
+        "sessions": counts["total"],
+        "activeSessions": counts["active"],
+        "dormantSessions": counts["dormant"],
+        "events": events,
+    }

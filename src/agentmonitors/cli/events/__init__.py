@@ -1,0 +1,39 @@
+"""``agentmonitors events``: list a session's events, acknowledge them, follow them.
+
+One module per command, imported when it runs (``cli/lazy_group.py``). ``list`` and
+``ack`` are the agent's quick commands: ``cli/agent_commands.py`` runs a plain
+invocation of them without click.
+"""
+
+from __future__ import annotations
+
+import click
+
+from agentmonitors.cli.lazy_group import LazyGroup, LazyTable
+
+COMMANDS: LazyTable = {
+    "ack": (
+        "agentmonitors.cli.events.ack:ack",
+        "Acknowledge events (all unread when --event-ids is omitted).",
+    ),
+    "follow": (
+        "agentmonitors.cli.events.follow:follow",
+        "Print one line per delivery for a session, live, until stopped: meant for Claude"
+        " Code's Monitor tool (each line becomes a turn while the session is idle).",
+    ),
+    "list": (
+        "agentmonitors.cli.events.list:list_",
+        "A session's events, newest first: at most 50 in toon and text unless --limit or"
+        " --all says otherwise.",
+    ),
+}
+
+
+@click.group(
+    "events",
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    help="A session's events: list them, acknowledge them.",
+)
+def command() -> None:
+    pass

@@ -1,0 +1,24 @@
+"""``agentmonitors events ack``: the click command; a plain run goes without click."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from agentmonitors.cli.agent_commands import events_ack
+from agentmonitors.cli.events.options import session_option
+from agentmonitors.cli.output import format_option
+
+
+@click.command("ack", help="Acknowledge events (all unread when --event-ids is omitted).")
+@session_option
+@click.option("--socket", help="Unix socket of the daemon.")
+@click.option(
+    "--event-ids",
+    help="Comma-separated ids; omit to acknowledge every unread event except rows an "
+    "in-flight delivery is holding.",
+)
+@format_option(("text", "json", "toon"), "text")
+def ack(**options: Any) -> int:
+    return events_ack(options)

@@ -1,0 +1,20 @@
+"""``agentmonitors session list``: the click command; a plain run goes without click."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from agentmonitors.cli.agent_commands import session_list
+from agentmonitors.cli.output import format_option
+
+
+@click.command("list", help="Every session the daemon knows, most recently active first.")
+@click.option("--socket", help="Unix socket of the daemon.")
+@format_option(("text", "json", "toon"), "text")
+def list_(**options: Any) -> int:
+    return session_list(options)
+
+
+list_.name = "list"
