@@ -44,7 +44,7 @@ def _in_process(
     from agentmonitors.cli.daemon import registry_with_warnings
     from agentmonitors.diagnosis.doctor import DoctorContext, build_report
     from agentmonitors.diagnosis.doctor_store import open_read_only
-    from agentmonitors.lean_dataclass import replace
+    from agentmonitors.fastpath.lean_dataclass import replace
     from agentmonitors.paths import resolve_db_path
     from agentmonitors.store.database import StoreError
     from agentmonitors.workspace import data_root

@@ -17,7 +17,7 @@ from agentmonitors.delivery.decide import SessionView
 from agentmonitors.delivery.diagnose import ack_command, cap_hold, diagnose
 from agentmonitors.delivery.heartbeats import is_stale
 from agentmonitors.delivery.records import check_lifecycle
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 
 TRANSPORTS = ("hook", "channel", "follow")
 # The lifecycle at which each band is delivered (hooks: prompt or tool call; turn end).
