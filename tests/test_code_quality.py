@@ -57,7 +57,8 @@ def test_code_cites_the_projects_own_documentation() -> None:
 
 
 def _private_modules(tree: ast.AST) -> list[str]:
-    """Standard-library modules a tree imports by a private name (``_json``, ``_socket``)."""
+    """Modules a tree imports by a private name: the standard library's (``_json``,
+    ``_socket``) or a package's (``from toon_format import _encoder``)."""
     found = []
     for node in ast.walk(tree):
         names: list[str] = []
@@ -65,6 +66,8 @@ def _private_modules(tree: ast.AST) -> list[str]:
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
+            if node.module.split(".")[0] != "agentmonitors":
+                names += [f"{node.module}.{alias.name}" for alias in node.names]
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -82,7 +85,12 @@ def _private_modules(tree: ast.AST) -> list[str]:
         ):
             # A name handed to an import helper: ("_sha256", "_sha2").
             names = [node.value]
-        found += [name for name in names if name.startswith("_") and name != "__future__"]
+        found += [
+            name
+            for name in names
+            if name != "__future__"
+            and any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
+        ]
     return found
 
 

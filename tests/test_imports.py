@@ -35,7 +35,12 @@ def imported_modules(statement: str) -> set[str]:
 def test_workspace_module_imports_only_the_standard_library() -> None:
     modules = imported_modules("import agentmonitors.workspace")
     ours = {name for name in modules if name.split(".")[0] == "agentmonitors"}
-    assert ours == {"agentmonitors", "agentmonitors.workspace"}
+    assert ours == {
+        "agentmonitors",
+        "agentmonitors.workspace",
+        "agentmonitors.fastpath",
+        "agentmonitors.fastpath.scalar_frontmatter",
+    }
     third_party = {
         name
         for name in modules - ours
@@ -55,8 +60,9 @@ def test_daemon_client_and_paths_import_only_the_standard_library() -> None:
         "agentmonitors.daemon",
         "agentmonitors.daemon.client",
         "agentmonitors.daemon.protocol",
-        "agentmonitors.delivery",
-        "agentmonitors.delivery.jsonline",
+        "agentmonitors.fastpath",
+        "agentmonitors.fastpath.jsonline",
+        "agentmonitors.fastpath.scalar_frontmatter",
     }
     third_party = {
         name
@@ -76,7 +82,7 @@ def test_the_delivery_modules_a_hook_loads_import_only_the_standard_library() ->
     ``delivery`` (shared words, JSON, heartbeats, debug text) stays pure and small."""
     modules = imported_modules(
         "import agentmonitors.delivery.text, agentmonitors.delivery.vocabulary, "
-        "agentmonitors.delivery.jsonline, agentmonitors.delivery.heartbeats"
+        "agentmonitors.fastpath.jsonline, agentmonitors.delivery.heartbeats"
     )
     ours = {name for name in modules if name.split(".")[0] == "agentmonitors"}
     assert ours == {
@@ -84,9 +90,10 @@ def test_the_delivery_modules_a_hook_loads_import_only_the_standard_library() ->
         "agentmonitors.delivery",
         "agentmonitors.delivery.text",
         "agentmonitors.delivery.vocabulary",
-        "agentmonitors.delivery.jsonline",
+        "agentmonitors.fastpath",
+        "agentmonitors.fastpath.jsonline",
         "agentmonitors.delivery.heartbeats",
-        "agentmonitors.digests",
+        "agentmonitors.fastpath.digests",
         # The untrusted-text rule every renderer shares (standard library only).
         "agentmonitors.untrusted",
     }

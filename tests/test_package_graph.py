@@ -17,9 +17,9 @@ ROOT = Path(agentmonitors.__file__).parent
 # Each unit (a top-level package or module) and the units it may import. Lower layers
 # come first; a unit imports only from units listed above it.
 LAYERS: dict[str, set[str]] = {
-    "lean_dataclass": set(),
-    "digests": set(),
-    "lazy_logging": set(),
+    # The hand-written stand-ins of the fast path (docs/architecture.md, "Speed"):
+    # standard library only, importing nothing of ours.
+    "fastpath": set(),
     "untrusted": set(),
     "agent_env": set(),
     "workspace": set(),
@@ -43,11 +43,13 @@ LAYERS: dict[str, set[str]] = {
     },
     "transports": {"daemon", "delivery", "workspace", "paths", "clock"},
 }  # fmt: skip
-# The lean ``@dataclass``, the small-input digests, the lazy loggers, the rules for
-# untrusted input and the agent-host variables are leaves every unit may use.
-_LEAVES = {"lean_dataclass", "digests", "lazy_logging", "untrusted", "agent_env"}
+# The fast path's stand-ins (lean dataclasses, digests, lazy loggers, ULIDs, JSON
+# lines, glob segments, the enable file's frontmatter), the rules for untrusted input
+# and the agent-host variables are leaves every unit may use.
+_LEAVES = {"fastpath", "untrusted", "agent_env"}
 for _unit, _allowed in LAYERS.items():
-    _allowed.update(_LEAVES - {_unit})
+    if _unit != "fastpath":
+        _allowed.update(_LEAVES - {_unit})
 
 
 def unit_of(module: str) -> str | None:

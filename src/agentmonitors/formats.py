@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from agentmonitors.untrusted import escape_in_document
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 def format_timestamp(moment: _dt.datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC."""
+    # Lazy: most commands never hold a datetime, and those that do have loaded it.
     from datetime import UTC
 
     if moment.tzinfo is None:
@@ -72,54 +73,10 @@ def dump_json(value: Any, *, compact: bool = False) -> str:
 
 
 def dump_toon(value: Any) -> str:
-    data = to_jsonable(value)
-    encode_document = _bare_toon_encoder()
-    if encode_document is not None:
-        try:
-            return clean_output(str(encode_document(data)))
-        except TypeError:
-            pass  # a changed private signature; the public encoder below is the contract
+    """A TOON document, by toon_format's public ``encode``."""
+    # Lazy: toon_format reads its own metadata on import (about 30 ms); only a TOON
+    # document printed by this process needs it (an agent's listing is rendered by the
+    # daemon, docs/architecture.md "Package graph").
     from toon_format import encode
 
-    return clean_output(str(encode(data)))
-
-
-def _bare_toon_encoder() -> Callable[[Any], str] | None:
-    """toon_format's document encoder, loaded without the rest of the package.
-
-    The package's ``__init__`` reads its own version through ``importlib.metadata`` and
-    its API module loads the decoder too; together they cost more than the rest of
-    ``events list``, which an agent runs after every reminder. When the package is not
-    imported yet, its encoder module is loaded under a bare package object that is
-    dropped again (a later ``import toon_format`` runs the real initializer and reuses
-    the module). None when the package's layout is not the expected one; the output is
-    checked against the public ``encode`` by tests/test_imports.py.
-    """
-    import sys
-
-    if "toon_format" in sys.modules:
-        return None
-    import importlib.util
-    import types
-
-    spec = importlib.util.find_spec("toon_format")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    package = types.ModuleType("toon_format")
-    package.__path__ = list(spec.submodule_search_locations)
-    sys.modules["toon_format"] = package
-    try:
-        from toon_format import _encoder
-    except ImportError:
-        return None
-    finally:
-        if sys.modules.get("toon_format") is package:
-            del sys.modules["toon_format"]
-    document = getattr(_encoder, "encode", None)
-    if not callable(document):
-        return None
-
-    def encode_document(data: Any) -> str:
-        return str(document(data, indent_size=2, delimiter=",", default=None, sort_keys=False))
-
-    return encode_document
+    return clean_output(str(encode(to_jsonable(value))))

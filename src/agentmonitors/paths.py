@@ -169,7 +169,7 @@ def fit_socket_path(
     # The kernel limit is in bytes; for ASCII paths this equals the character count.
     if len(encoded) <= MAX_SOCKET_PATH_LENGTH:
         return path
-    from agentmonitors.digests import sha256_hex
+    from agentmonitors.fastpath.digests import sha256_hex
 
     digest = sha256_hex(encoded)[:16]
     name = f"agentmonitors-{digest}.sock"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import stat
 
+from agentmonitors.fastpath.scalar_frontmatter import TRUE_SPELLINGS, parse_scalar_frontmatter
+
 # Imports only for annotations: the hook path loads this module on every prompt.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -265,62 +267,6 @@ def enable_file_path(workspace: str) -> str:
     return os.path.join(workspace, ENABLE_FILE_RELPATH)
 
 
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
-    return value
-
-
-# YAML 1.2's core schema spells each boolean three ways (and no others: ``yes``/``on``
-# stay strings).
-TRUE_SPELLINGS = frozenset(("true", "True", "TRUE"))
-FALSE_SPELLINGS = frozenset(("false", "False", "FALSE"))
-
-
-def _parse_scalar(raw: str) -> str | bool | int | float:
-    if raw in TRUE_SPELLINGS:
-        return True
-    if raw in FALSE_SPELLINGS:
-        return False
-    try:
-        return int(raw)
-    except ValueError:
-        pass
-    try:
-        number = float(raw)
-    except ValueError:
-        return raw
-    # "nan" and "inf" stay text; x - x is 0 only for a finite x (no math import).
-    return number if number - number == 0 else raw
-
-
-def parse_enable_frontmatter(text: str) -> dict[str, str | bool | int | float] | None:
-    """Scalar ``key: value`` lines between the leading ``---`` pair, or None.
-
-    Deliberately not YAML: the file only ever holds scalars we wrote, and a hook must
-    not pay for a YAML parser. Tolerates a BOM, CRLF, trailing whitespace, quoted
-    values and ``#`` comments after a value.
-    """
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    lines = text.splitlines()
-    if not lines or lines[0].rstrip() != "---":
-        return None
-    data: dict[str, str | bool | int | float] = {}
-    for line in lines[1:]:
-        if line.rstrip() == "---":
-            return data
-        key, sep, rest = line.partition(":")
-        if not sep:
-            continue
-        value = rest.strip()
-        if value and value[0] not in "\"'" and " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        quoted = _unquote(value)
-        data[key.strip()] = quoted if quoted != value else _parse_scalar(value)
-    return None
-
-
 def read_local_state(workspace: str) -> LocalState:
     """Read the enable file. Missing, unreadable or malformed means not enabled.
 
@@ -337,7 +283,7 @@ def read_local_state(workspace: str) -> LocalState:
     except OSError:
         return LocalState()
     text = raw.decode("utf-8", errors="replace")
-    data = parse_enable_frontmatter(text)
+    data = parse_scalar_frontmatter(text)
     if data is None:
         return LocalState()
     enabled = data.get("enabled")
@@ -483,7 +429,7 @@ def data_root(env: Mapping[str, str] | None = None) -> str:
 
 
 def workspace_hash(workspace: str) -> str:
-    from agentmonitors.digests import sha256_hex
+    from agentmonitors.fastpath.digests import sha256_hex
 
     return sha256_hex(os.path.abspath(workspace).encode("utf-8"))[:16]
 

@@ -15,7 +15,7 @@ import pytest
 
 from agentmonitors.clock import iso_from_ms
 from agentmonitors.diagnosis.agent_inspect import inspect_report
-from agentmonitors.store.ids import new_id
+from agentmonitors.fastpath.ulid import new_id
 from tests.delivery.conftest import START, World
 
 

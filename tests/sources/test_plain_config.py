@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from agentmonitors import lean_dataclass
+from agentmonitors.fastpath import lean_dataclass
 from agentmonitors.monitor.frontmatter import load_frontmatter, split_document
 from agentmonitors.sources import (
     api_poll_plain,

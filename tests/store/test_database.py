@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from agentmonitors.fastpath.ulid import MonotonicUlid
 from agentmonitors.store.database import Database, StoreBusyError, StoreError
-from agentmonitors.store.ids import MonotonicUlid
 from agentmonitors.store.schema import SCHEMA_VERSION
 
 

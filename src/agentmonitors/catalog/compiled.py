@@ -27,7 +27,7 @@ import os
 from typing import Any
 
 from agentmonitors import __version__
-from agentmonitors.digests import sha256
+from agentmonitors.fastpath.digests import sha256
 from agentmonitors.monitor import parse as monitor_parse
 from agentmonitors.monitor.discovery import Scope
 from agentmonitors.monitor.parse import (

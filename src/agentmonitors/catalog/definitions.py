@@ -20,7 +20,7 @@ from agentmonitors.catalog.trust import (
     read_ledger,
     requirement_for,
 )
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.discovery import Scope, discover
 from agentmonitors.monitor.parse import ParseFailure, ParseOutcome
 from agentmonitors.monitor.policy import MonitorDefinition

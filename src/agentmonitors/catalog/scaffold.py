@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentmonitors.catalog.presets import PRESETS, render_preset
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES, bundled_registry
 from agentmonitors.sources.traits import Scaffold, ScaffoldSeed

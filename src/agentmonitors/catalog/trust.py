@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.agent_env import agent_variable
-from agentmonitors.digests import sha256
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.digests import sha256
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.paths import prepare_private_dir
 from agentmonitors.sources.permit import Permit
 from agentmonitors.sources.traits import Approval

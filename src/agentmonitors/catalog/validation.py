@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.discovery import ScanResult
 from agentmonitors.monitor.issues import Issue, LineLookup
 from agentmonitors.monitor.parse import ParseFailure, ParseOutcome

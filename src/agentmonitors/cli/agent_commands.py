@@ -27,6 +27,7 @@ from agentmonitors.cli.output import (
     resolve_format,
     text_table,
 )
+from agentmonitors.fastpath.argv import COUNT, FLAG, MULTI, VALUE, Spec, parse_plain
 from agentmonitors.untrusted import clean_line
 
 TYPE_CHECKING = False
@@ -282,10 +283,9 @@ def sessions_table(records: list[dict[str, Any]]) -> str:
 # ---------------------------------------------------------------- without click
 
 # option -> (parameter name, kind, allowed values or None). Kept equal to the click
-# declarations by tests/cli/test_quick_commands.py.
-FLAG, VALUE, MULTI, COUNT = "flag", "value", "multi", "count"
+# declarations by tests/fastpath/test_argv.py.
 _SOCKET = ("socket", VALUE, None)
-QUICK_OPTIONS: dict[tuple[str, str], dict[str, tuple[str, str, tuple[str, ...] | None]]] = {
+QUICK_OPTIONS: dict[tuple[str, str], Spec] = {
     ("events", "list"): {
         "--session": ("session_id", VALUE, None),
         "--socket": _SOCKET,
@@ -323,51 +323,23 @@ _REQUIRED: dict[tuple[str, str], tuple[str, ...]] = {
 
 def quick_parse(command: tuple[str, str], args: list[str]) -> Options | None:
     """The options of a plain invocation, or None for anything click should judge."""
-    spec = QUICK_OPTIONS[command]
-    options: Options = dict(_DEFAULTS.get(command, {}))
-    index = 0
-    while index < len(args):
-        name, equals, inline = args[index].partition("=")
-        entry = spec.get(name)
-        if entry is None:
+    return parse_plain(
+        QUICK_OPTIONS[command],
+        args,
+        defaults=_DEFAULTS.get(command),
+        required=_REQUIRED.get(command, ()),
+    )
+
+
+def quick_options(command: tuple[str, str], args: list[str]) -> Options | None:
+    """What the command's function is called with, or None when click must parse."""
+    options = quick_parse(command, args)
+    if options is not None and options.get("scope") is not None:
+        try:
+            options["scope"] = scope_pairs(options["scope"])
+        except ValueError:
             return None
-        dest, kind, choices = entry
-        if kind == FLAG:
-            if equals:
-                return None
-            options[dest] = True
-            index += 1
-            continue
-        if equals:
-            value = inline
-        elif index + 1 < len(args) and not args[index + 1].startswith("-"):
-            value = args[index + 1]
-            index += 1
-        else:
-            return None
-        index += 1
-        parsed = _value(kind, choices, value)
-        if parsed is None:
-            return None
-        if kind == MULTI:
-            options.setdefault(dest, []).append(parsed)
-        else:
-            options[dest] = parsed
-    if any(dest not in options for dest in _REQUIRED.get(command, ())):
-        return None
     return options
-
-
-def _value(kind: str, choices: tuple[str, ...] | None, value: str) -> Any:
-    if choices is not None and value not in choices:
-        return None
-    if kind != COUNT:
-        return value
-    try:
-        number = int(value)
-    except ValueError:
-        return None
-    return number if number >= 1 else None
 
 
 _RUNNERS: dict[tuple[str, str], Callable[[Options], int]] = {
@@ -383,14 +355,9 @@ def run_quick(command: tuple[str, str], args: list[str]) -> int | None:
         key.endswith("_COMPLETE") for key in os.environ if key.startswith("_")
     ):
         return None
-    options = quick_parse(command, args)
+    options = quick_options(command, args)
     if options is None:
         return None
-    if options.get("scope") is not None:
-        try:
-            options["scope"] = scope_pairs(options["scope"])
-        except ValueError:
-            return None
     try:
         return _RUNNERS[command](options)
     except UsageProblem:

@@ -29,7 +29,7 @@ from agentmonitors.daemon.client import (
 from agentmonitors.diagnosis.doctor import DoctorContext, build_report, exit_code
 from agentmonitors.diagnosis.doctor_store import open_read_only
 from agentmonitors.diagnosis.doctor_text import render_doctor_text
-from agentmonitors.lean_dataclass import replace
+from agentmonitors.fastpath.lean_dataclass import replace
 from agentmonitors.paths import resolve_db_path
 from agentmonitors.store.database import StoreError
 from agentmonitors.workspace import data_root

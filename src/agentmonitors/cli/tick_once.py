@@ -15,6 +15,7 @@ import re
 import sys
 
 from agentmonitors.cli.output import echo, print_document, print_error, report_error
+from agentmonitors.fastpath.argv import FLAG, VALUE, Spec, parse_plain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -205,50 +206,25 @@ def _once_exit(result: TickResult, backing_off: dict[str, tuple[int, int]]) -> i
     )
 
 
+# Kept equal to the click declaration by tests/fastpath/test_argv.py.
+QUICK_OPTIONS: Spec = {
+    "--force": ("force", FLAG, None),
+    "--workspace": ("workspace", VALUE, None),
+    "--format": ("output_format", VALUE, FORMATS),
+}
+QUICK_ARGUMENT = "monitors_dir"
+_DEFAULTS = {"monitors_dir": None, "workspace": None, "force": False, "output_format": "text"}
+
+
 def quick_parse(args: list[str]) -> dict[str, Any] | None:
     """``daemon once``'s arguments when they are plain, else None (click judges them).
 
     Plain: at most one monitors folder that does not start with ``-``, ``--force``,
     ``--workspace PATH`` and ``--format text|json|toon`` (or ``--opt=value``), each at most once.
     """
-    options: dict[str, Any] = {
-        "monitors_dir": None,
-        "workspace": None,
-        "force": False,
-        "output_format": "text",
-    }
-    seen: set[str] = set()
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        index += 1
-        if not arg.startswith("-"):
-            if "monitors_dir" in seen:
-                return None
-            seen.add("monitors_dir")
-            options["monitors_dir"] = arg
-            continue
-        name, equals, value = arg.partition("=")
-        if name in seen or name not in ("--force", "--workspace", "--format"):
-            return None
-        seen.add(name)
-        if name == "--force":
-            if equals:
-                return None
-            options["force"] = True
-            continue
-        if not equals:
-            if index >= len(args) or args[index].startswith("-"):
-                return None
-            value = args[index]
-            index += 1
-        if name == "--format":
-            if value not in FORMATS:
-                return None
-            options["output_format"] = value
-        else:
-            options["workspace"] = value
-    return options
+    return parse_plain(
+        QUICK_OPTIONS, args, defaults=_DEFAULTS, positional=QUICK_ARGUMENT, once=True
+    )
 
 
 def run_quick(args: list[str]) -> int | None:

@@ -18,7 +18,7 @@ from agentmonitors.daemon.channels import channel_attached
 from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.daemon.db_lock import DatabaseLock
 from agentmonitors.daemon.server import DaemonServer, Method, RequestError, params
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.runtime.tick import TickResult
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.store import queries

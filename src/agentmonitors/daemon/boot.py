@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentmonitors.lazy_logging import get_logger
+from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.store.database import StoreError
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.daemon.server import DaemonAlreadyRunning
-from agentmonitors.digests import sha256_hex
+from agentmonitors.fastpath.digests import sha256_hex
 from agentmonitors.paths import prepare_private_dir
 from agentmonitors.store.database import is_memory
 from agentmonitors.workspace import data_root, write_private_file

@@ -33,8 +33,8 @@ from collections.abc import Callable
 
 from agentmonitors.daemon.logstamp import StampingWriter, iso_now, stamp_when_logging_to_a_file
 from agentmonitors.daemon.spawn import log_max_bytes
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.formats import clean_output
-from agentmonitors.lean_dataclass import dataclass
 from agentmonitors.sources.redact import redact_text
 
 REPEAT_WINDOW_S = 60.0

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from agentmonitors.delivery.jsonline import dumps, loads
+from agentmonitors.fastpath.jsonline import dumps, loads
 
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
 TYPE_CHECKING = False

@@ -29,7 +29,7 @@ from agentmonitors.daemon.protocol import (
     decode_request,
     encode_message,
 )
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 
 logger = logging.getLogger("agentmonitors.daemon")
 

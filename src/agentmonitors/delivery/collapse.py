@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from agentmonitors.delivery import states
 from agentmonitors.delivery.records import DeliveryRow
 from agentmonitors.diff import build_diff
-from agentmonitors.lean_dataclass import dataclass, field, replace
+from agentmonitors.fastpath.lean_dataclass import dataclass, field, replace
 
 GroupKey = tuple[str, ...]
 # ``changeKind`` values that mean the object did not exist before the event.

@@ -27,7 +27,7 @@ from agentmonitors.delivery.records import (
 from agentmonitors.delivery.sessions import stamp_recap
 from agentmonitors.delivery.vocabulary import REMINDER
 from agentmonitors.delivery.wire import DeliveryClaim, EventSummary, UnreadCounts
-from agentmonitors.lean_dataclass import dataclass, field, replace
+from agentmonitors.fastpath.lean_dataclass import dataclass, field, replace
 
 
 @dataclass(frozen=True)

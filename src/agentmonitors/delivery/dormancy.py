@@ -4,7 +4,7 @@ the session code: every tick pays for importing it, and it needs nothing but SQL
 
 from __future__ import annotations
 
-from agentmonitors.lazy_logging import get_logger
+from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.store.database import Database
 
 log = get_logger("agentmonitors.delivery")

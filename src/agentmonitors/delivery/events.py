@@ -10,7 +10,7 @@ from typing import Any
 from agentmonitors.delivery.records import STATE_COLUMNS, DeliveryRow
 from agentmonitors.delivery.sessions import get_session
 from agentmonitors.delivery.wire import EventRecord
-from agentmonitors.lean_dataclass import dataclass, replace
+from agentmonitors.fastpath.lean_dataclass import dataclass, replace
 from agentmonitors.store.records import EventRow
 
 EPHEMERAL_PREFIX = "ephemeral:"

@@ -14,8 +14,8 @@ import stat
 import sys
 import time
 
-from agentmonitors.delivery.jsonline import dumps, loads
-from agentmonitors.digests import sha256_hex
+from agentmonitors.fastpath.digests import sha256_hex
+from agentmonitors.fastpath.jsonline import dumps, loads
 
 SCHEMA_VERSION = 1
 CHANNEL_TTL_MS = 30_000

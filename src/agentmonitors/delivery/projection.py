@@ -11,8 +11,8 @@ import sqlite3
 
 from agentmonitors.delivery.watches import watch_recipients
 from agentmonitors.diff import build_diff
+from agentmonitors.fastpath.ulid import new_id
 from agentmonitors.store.ephemeral import is_ephemeral
-from agentmonitors.store.ids import new_id
 from agentmonitors.store.records import EventRow
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 
 from agentmonitors.clock import Clock
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 
 # How long a push is remembered for a late proof (a channel turn can start long after
 # the lease lapsed, for instance when the host queued it behind a running turn).

@@ -11,7 +11,7 @@ from typing import Any, Literal, cast, get_args
 from agentmonitors.clock import iso_from_ms
 from agentmonitors.delivery.vocabulary import LIFECYCLES
 from agentmonitors.delivery.wire import EventSummary, SessionRecord
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.store.records import EventRow, iso_from_seconds
 from agentmonitors.untrusted import clean_line
 

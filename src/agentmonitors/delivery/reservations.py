@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from agentmonitors.clock import Clock
 from agentmonitors.delivery.decide import Decision
 from agentmonitors.delivery.records import RESERVATION_TTL_MS
-from agentmonitors.lean_dataclass import dataclass
-from agentmonitors.store.ids import new_id
+from agentmonitors.fastpath.lean_dataclass import dataclass
+from agentmonitors.fastpath.ulid import new_id
 
 
 @dataclass(frozen=True)

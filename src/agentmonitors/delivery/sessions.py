@@ -9,8 +9,8 @@ import sqlite3
 
 from agentmonitors.delivery.records import SessionNotFound
 from agentmonitors.delivery.unread import carry, version
-from agentmonitors.lean_dataclass import dataclass
-from agentmonitors.store.ids import new_id
+from agentmonitors.fastpath.lean_dataclass import dataclass
+from agentmonitors.fastpath.ulid import new_id
 
 
 @dataclass(frozen=True)

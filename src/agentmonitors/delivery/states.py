@@ -14,7 +14,7 @@ from agentmonitors.delivery.records import DeliveryRow
 from agentmonitors.delivery.unread import carry, unread_ids, unread_rows, version
 from agentmonitors.delivery.unread import chunks as _chunks
 from agentmonitors.diff import build_diff
-from agentmonitors.store.ids import new_id
+from agentmonitors.fastpath.ulid import new_id
 from agentmonitors.store.records import loads
 
 __all__ = [

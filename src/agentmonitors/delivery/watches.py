@@ -11,6 +11,7 @@ import sqlite3
 from typing import Any
 
 from agentmonitors.delivery.sessions import get_session, touch_session
+from agentmonitors.fastpath.ulid import new_id
 from agentmonitors.store.ephemeral import (
     ACTIVE,
     EphemeralRow,
@@ -21,7 +22,6 @@ from agentmonitors.store.ephemeral import (
     live_recipient,
     reap_ephemeral,
 )
-from agentmonitors.store.ids import new_id
 
 
 class WatchError(ValueError):

@@ -22,7 +22,7 @@ from agentmonitors.diagnosis.object_keys import (
     resolve_object_key,
 )
 from agentmonitors.diff import JSON_DIFF_STRATEGY, build_diff
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.store.records import iso_from_seconds, loads
 
 EPHEMERAL_PREFIX = "ephemeral:"

@@ -31,7 +31,7 @@ from agentmonitors.diagnosis.doctor_transports import (
     transports,
 )
 from agentmonitors.diagnosis.watches import watch_session, with_watches
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.store.database import Database, StoreError
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from agentmonitors.catalog.definitions import Definitions
 from agentmonitors.catalog.trust import BLOCKED_REASON
 from agentmonitors.diagnosis.watches import watch_fix, watch_session
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.permit import approve_command
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.trust import BLOCKED_REASON as APPROVAL_REASON
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.permit import approve_command
 from agentmonitors.store.records import EventRow, HistoryRow, MonitorStateRow

@@ -23,7 +23,7 @@ from agentmonitors.diagnosis.holds import (
     listeners,
     session_holds,
 )
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.store.records import iso_from_seconds
 
 # --------------------------------------------------------------------------- delivery

@@ -18,7 +18,7 @@ from agentmonitors.delivery.diagnose import ack_command, cap_hold, diagnose
 from agentmonitors.delivery.heartbeats import is_stale
 from agentmonitors.delivery.records import check_lifecycle
 from agentmonitors.delivery.transports.registry import transports
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 
 # The lifecycle at which each band is delivered (hooks: prompt or tool call; turn end).
 _LIFECYCLE = {"high": "turn-interruptible", "normal": "turn-interruptible", "low": "turn-idle"}

@@ -30,7 +30,7 @@ from agentmonitors.diagnosis.verify_result import (
     setup_failure,
 )
 from agentmonitors.diagnosis.verify_trigger import FileTrigger, TriggerError, run_trigger_command
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.store.suppressions import is_synthetic
 

@@ -7,7 +7,7 @@ I+S+C+M; materialize and deliver get a fresh S+C+M after the event.
 
 from __future__ import annotations
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.base import SourceRegistry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 
 STAGES = ("daemon", "session", "baseline", "trigger", "observe", "materialize", "deliver")
 KINDS = (

@@ -14,7 +14,7 @@ import re
 import secrets
 import subprocess
 
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.file_globs import compile_patterns, resolve_base
 

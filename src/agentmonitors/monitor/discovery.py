@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from typing import Literal
 
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.parse import (
     FOLDER_MONITOR_FILE,
     ParseFailure,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.issues import Path
 
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.frontmatter import (
     MAX_NESTING,
     FrontmatterError,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 
 UrgencyLevel = Literal["low", "normal", "high"]
 URGENCY_LEVELS: tuple[UrgencyLevel, ...] = ("low", "normal", "high")

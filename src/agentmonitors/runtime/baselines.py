@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentmonitors.lazy_logging import get_logger
+from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.observation import Observation
 from agentmonitors.store.queries import insert_snapshot, latest_snapshot

@@ -9,7 +9,7 @@ is delivery's business, not the runtime's.
 from __future__ import annotations
 
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions, Problem
-from agentmonitors.lazy_logging import get_logger
+from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.store.database import Database

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from agentmonitors.diff import build_diff
-from agentmonitors.lazy_logging import get_logger
+from agentmonitors.fastpath.lazy_logging import get_logger
+from agentmonitors.fastpath.ulid import new_id
 from agentmonitors.runtime.notify import Envelope
 from agentmonitors.runtime.shape import Shaped, shape_observation
-from agentmonitors.store.ids import new_id
 from agentmonitors.store.queries import insert_event, insert_snapshot, latest_snapshot
 from agentmonitors.store.records import EventRow
 

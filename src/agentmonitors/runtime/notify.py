@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentmonitors.clock import iso_from_ms, ms_from_iso
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.cron import cron_fires_in_minute
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.monitor.policy import (

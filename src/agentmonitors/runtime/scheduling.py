@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.cron import cron_fires_in_minute, next_cron_fire_ms, timezone_is_valid
 from agentmonitors.sources.traits import DEFAULT_INTERVAL_MS, Every, OnCron, SourceTraits
 

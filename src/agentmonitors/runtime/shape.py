@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from agentmonitors.lazy_logging import get_logger
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lazy_logging import get_logger
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.policy import DerivePolicy, PayloadPolicy, ShapePolicy
 from agentmonitors.sources.observation import Observation
 

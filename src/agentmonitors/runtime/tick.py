@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions, Problem
 from agentmonitors.catalog.trust import BLOCKED_REASON, carry_over
 from agentmonitors.clock import Clock, SystemClock, iso_from_ms
-from agentmonitors.lazy_logging import get_logger
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lazy_logging import get_logger
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.policy import MonitorDefinition, RollupPolicy
 from agentmonitors.runtime.backoff import restored_failures
 from agentmonitors.runtime.ephemeral import EphemeralDefinitions

@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.sources import api_poll_traits
 from agentmonitors.sources.api_poll_plain import (

@@ -39,7 +39,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources.permit import Permit
 
 STDOUT_CAP_BYTES = 1_048_576

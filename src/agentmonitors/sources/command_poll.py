@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from agentmonitors.lean_dataclass import dataclass, replace
+from agentmonitors.fastpath.lean_dataclass import dataclass, replace
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource

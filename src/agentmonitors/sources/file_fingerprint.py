@@ -33,8 +33,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentmonitors.digests import blake2b
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.digests import blake2b
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources import file_fingerprint_traits, reach
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource

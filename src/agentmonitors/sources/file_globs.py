@@ -9,10 +9,9 @@ the segments after the ``**`` (node-glob's rule).
 Expansion walks the tree with ``os.scandir`` from each pattern's literal prefix, one
 segment at a time, so only folders a pattern can reach are listed, each folder is listed
 once per call however many patterns reach it, and dot-folders are pruned unless named.
-Segments are compiled once to regular expressions: one made only of ``*``, ``?`` and
-plain characters (most of them: ``*.md``) directly, anything else (``[..]``, escapes)
-by ``wcmatch.fnmatch``, whose import alone costs more than a small tree's walk; the
-two agree on every segment the direct form takes (tests/sources/test_file_globs_compile.py).
+Segments are compiled once to regular expressions, and braces expanded, by
+``fastpath/globs.py`` (without wcmatch and bracex when it can: docs/architecture.md,
+"Speed").
 """
 
 from __future__ import annotations
@@ -23,19 +22,18 @@ import re
 import stat
 from collections.abc import Iterable, Sequence
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.globs import (
+    GLOBSTAR,
+    LITERAL,
+    Segment,
+    brace_alternatives,
+    compile_segment,
+    is_magic,
+)
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.untrusted import escape_undecodable
 
-# A pattern's braces may expand to at most this many alternatives.
-MAX_BRACE_EXPANSIONS = 1000
-
-_LITERAL = 0
-_MAGIC = 1
-_GLOBSTAR = 2
-_MAGIC_CHARS = frozenset("*?[\\")
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
-
-Segment = tuple[int, "str | re.Pattern[str] | None"]
 
 
 def resolve_base(cwd: str | None, workspace_path: str | None) -> str:
@@ -45,10 +43,6 @@ def resolve_base(cwd: str | None, workspace_path: str | None) -> str:
     root = workspace_path if workspace_path else os.getcwd()
     base = os.path.join(root, cwd) if cwd else root
     return os.path.normpath(os.path.abspath(base))
-
-
-def _is_magic(segment: str) -> bool:
-    return not _MAGIC_CHARS.isdisjoint(segment)
 
 
 @dataclass(frozen=True)
@@ -87,7 +81,7 @@ class GlobPattern:
 def _match_names(names: list[str], segments: tuple[Segment, ...], i: int, j: int) -> bool:
     while j < len(segments):
         kind, value = segments[j]
-        if kind == _GLOBSTAR:
+        if kind == GLOBSTAR:
             # ``**`` consumes zero or more names, none of them dot-names.
             for k in range(i, len(names) + 1):
                 if _match_names(names, segments, k, j + 1):
@@ -97,7 +91,7 @@ def _match_names(names: list[str], segments: tuple[Segment, ...], i: int, j: int
             return False
         if i >= len(names):
             return False
-        if kind == _LITERAL:
+        if kind == LITERAL:
             if names[i] != value:
                 return False
         elif not (isinstance(value, re.Pattern) and value.match(names[i])):
@@ -105,39 +99,6 @@ def _match_names(names: list[str], segments: tuple[Segment, ...], i: int, j: int
         i += 1
         j += 1
     return i == len(names)
-
-
-def _compile_segment(segment: str) -> Segment:
-    if segment == "**":
-        return (_GLOBSTAR, None)
-    if not _is_magic(segment):
-        return (_LITERAL, segment)
-    if "[" not in segment and "\\" not in segment:
-        return (_MAGIC, re.compile(_wildcard_regex(segment), re.DOTALL))
-    from wcmatch import fnmatch
-
-    include, _exclude = fnmatch.translate(segment, flags=0)
-    return (_MAGIC, re.compile(include[0]))
-
-
-def _wildcard_regex(segment: str) -> str:
-    """The whole-name regex of a segment of ``*``, ``?`` and plain characters.
-
-    ``*`` is any run of characters and ``?`` any one, except that a name starting with
-    ``.`` matches only a segment that starts with a literal ``.``. Each piece between
-    stars but the last is matched at its first occurrence and never retried (an atomic
-    group), which cannot lose a match and keeps ``*a*a*a*b`` linear on a long name.
-    The end is ``$``, as wcmatch has it (a name's one trailing newline is let through).
-    """
-    pieces = [
-        "".join("." if char == "?" else re.escape(char) for char in piece)
-        for piece in segment.split("*")
-    ]
-    lead = "(?!\\.)" if segment[0] in "*?" else ""
-    if len(pieces) == 1:
-        return f"{lead}{pieces[0]}$"
-    middle = "".join(f"(?>.*?{piece})" for piece in pieces[1:-1] if piece)
-    return f"{lead}{pieces[0]}{middle}.*?{pieces[-1]}$"
 
 
 def compile_patterns(patterns: Iterable[str], base: str) -> list[GlobPattern]:
@@ -149,26 +110,11 @@ def compile_patterns(patterns: Iterable[str], base: str) -> list[GlobPattern]:
     """
     compiled: list[GlobPattern] = []
     for pattern in patterns:
-        for alternative in _alternatives(pattern):
+        for alternative in brace_alternatives(pattern):
             parsed = _parse(pattern, alternative, base)
             if parsed is not None:
                 compiled.append(parsed)
     return compiled
-
-
-def _alternatives(pattern: str) -> list[str]:
-    """``pattern``'s brace alternatives (its escapes resolved), at most the limit."""
-    if "{" not in pattern and "\\" not in pattern:
-        # What bracex gives back for it, without importing bracex.
-        return [pattern] if pattern else []
-    import bracex
-
-    try:
-        return list(bracex.expand(pattern, limit=MAX_BRACE_EXPANSIONS))
-    except bracex.ExpansionLimitException as error:
-        raise ValueError(
-            f'glob "{pattern}" expands to more than {MAX_BRACE_EXPANSIONS} alternatives'
-        ) from error
 
 
 def _parse(source: str, pattern: str, base: str) -> GlobPattern | None:
@@ -184,7 +130,7 @@ def _parse(source: str, pattern: str, base: str) -> GlobPattern | None:
         if not (part == "**" and collapsed and collapsed[-1] == "**"):
             collapsed.append(part)
     split = 0
-    while split < len(collapsed) and not _is_magic(collapsed[split]):
+    while split < len(collapsed) and not is_magic(collapsed[split]):
         split += 1
     anchor = "/" if pattern.startswith("/") else base
     root = os.path.normpath(os.path.join(anchor, *collapsed[:split]))
@@ -192,7 +138,7 @@ def _parse(source: str, pattern: str, base: str) -> GlobPattern | None:
     return GlobPattern(
         source=source,
         root=root,
-        segments=tuple(_compile_segment(part) for part in rest),
+        segments=tuple(compile_segment(part) for part in rest),
         needs_normalising=any(part in (".", "..") for part in rest),
     )
 
@@ -364,9 +310,9 @@ class _Walk:
             seen.add((folder, j))
             prefix = folder if folder.endswith("/") else folder + "/"
             kind, value = self.segments[j]
-            if kind == _GLOBSTAR:
+            if kind == GLOBSTAR:
                 self._globstar(folder, prefix, j, linked)
-            elif kind == _LITERAL:
+            elif kind == LITERAL:
                 assert isinstance(value, str)
                 self._literal(folder, prefix, j, linked, value)
             else:

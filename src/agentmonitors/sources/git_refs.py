@@ -18,7 +18,7 @@ import signal
 from collections.abc import Sequence
 from typing import Any
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources.permit import Permit
 
 GIT_TIMEOUT_S = 30.0

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources.permit import Permit, origin_of
 from agentmonitors.sources.redact import display_url, redact_text, url_secrets
 

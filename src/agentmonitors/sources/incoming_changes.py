@@ -31,7 +31,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources import git_refs
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.sources.permit import Permit
 
 ChangeKind = Literal["created", "modified", "deleted", "descoped"]

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import distributions
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.paths import neutral_cwd, python_command
 from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES, plugin_entry_points
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 
 
 def approve_command(monitor_id: str) -> str:

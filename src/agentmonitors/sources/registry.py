@@ -21,8 +21,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from agentmonitors.lazy_logging import get_logger
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lazy_logging import get_logger
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources.base import Source, SourceRegistry
 from agentmonitors.sources.traits import traits_problem
 

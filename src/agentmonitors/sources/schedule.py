@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentmonitors.clock import iso_from_ms
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult

@@ -9,8 +9,8 @@ import stat
 import threading
 from collections.abc import Callable, Iterator
 
-from agentmonitors.lazy_logging import get_logger
-from agentmonitors.store.ids import new_id
+from agentmonitors.fastpath.lazy_logging import get_logger
+from agentmonitors.fastpath.ulid import new_id
 from agentmonitors.store.schema import SCHEMA_VERSION, migrate
 
 log = get_logger("agentmonitors.store")

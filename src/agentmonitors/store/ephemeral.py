@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.store.records import dumps, iso_from_seconds, loads
 
 EPHEMERAL_PREFIX = "ephemeral:"

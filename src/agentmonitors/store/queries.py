@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from agentmonitors.fastpath.ulid import new_id
 from agentmonitors.store.database import Database
-from agentmonitors.store.ids import new_id
 from agentmonitors.store.records import (
     NOT_READ,
     EventRow,

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from typing import Any
 
 from agentmonitors.clock import iso_from_ms
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 
 
 def to_seconds(ms: int) -> int:

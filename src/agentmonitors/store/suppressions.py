@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentmonitors.lazy_logging import get_logger
+from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.store.database import Database
 
 log = get_logger("agentmonitors.store")
@@ -80,7 +80,7 @@ def suppress_object(
 
     Raises ValueError for a key that is not a scratch object's.
     """
-    from agentmonitors.store.ids import new_id
+    from agentmonitors.fastpath.ulid import new_id
 
     if not is_synthetic(object_key):
         raise ValueError(f"objectKey {object_key!r} is not a verify scratch object")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from agentmonitors.delivery.heartbeats import CHANNEL_POLL_MS
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.transports.claude_code import SESSION_ENV
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 
 from agentmonitors.delivery.vocabulary import LIFECYCLES
+from agentmonitors.fastpath.argv import FLAG, VALUE, Spec, parse_strict
 from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS, adapter_for
 from agentmonitors.transports.hosts.claude_code import ADAPTER as CLAUDE_CODE
 
@@ -70,51 +71,20 @@ class DeliverOptions:
         self.host = host
 
 
-def host_choice_error(value: str) -> str | None:
-    """The usage error for a ``--host`` value, or None when it names a host."""
-    if value in HOSTS:
-        return None
-    return f"Invalid value for '--host': {value!r} is not one of " + (
-        ", ".join(repr(item) for item in HOSTS) + "."
-    )
+# Kept equal to the click declaration by tests/fastpath/test_argv.py.
+DELIVER_OPTIONS: Spec = {
+    "--lifecycle": ("lifecycle", VALUE, LIFECYCLES),
+    "--format": ("output_format", VALUE, ("json", "text")),
+    "--socket": ("socket", VALUE, None),
+    "--debug": ("debug", FLAG, None),
+    "--host": ("host", VALUE, HOSTS),
+}
 
 
 def parse_deliver_args(args: list[str]) -> DeliverOptions | str:
     """Flags of ``hook deliver``; a string is the usage error."""
-    options = DeliverOptions()
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        name, has_value, value = arg.partition("=")
-        if name in ("--lifecycle", "--format", "--socket", "--host"):
-            if not has_value:
-                index += 1
-                if index >= len(args):
-                    return f"Option '{name}' requires an argument."
-                value = args[index]
-            if name == "--lifecycle":
-                if value not in LIFECYCLES:
-                    return f"Invalid value for '--lifecycle': {value!r} is not one of " + (
-                        ", ".join(repr(item) for item in LIFECYCLES) + "."
-                    )
-                options.lifecycle = value
-            elif name == "--host":
-                problem = host_choice_error(value)
-                if problem is not None:
-                    return problem
-                options.host = value
-            elif name == "--format":
-                if value not in ("json", "text"):
-                    return f"Invalid value for '--format': {value!r} is not one of 'json', 'text'."
-                options.output_format = value
-            else:
-                options.socket = value
-        elif arg == "--debug":
-            options.debug = True
-        else:
-            return f"No such option: {arg}"
-        index += 1
-    return options
+    parsed = parse_strict(DELIVER_OPTIONS, args)
+    return parsed if isinstance(parsed, str) else DeliverOptions(**parsed)
 
 
 def run_hook_deliver(args: list[str]) -> int:

@@ -12,7 +12,9 @@ import os
 import sys
 import time
 
+from agentmonitors.fastpath.argv import VALUE, parse_strict
 from agentmonitors.paths import default_hook_state_path
+from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS, adapter_for
 from agentmonitors.transports.hosts.claude_code import ADAPTER as CLAUDE_CODE
 
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
@@ -67,26 +69,13 @@ def disabled_advisory(count: int) -> str:
 def parse_host_args(command: str, args: list[str]) -> HostAdapter | str:
     """``--host NAME`` (or ``--host=NAME``), the only flag of the session hooks; a
     string is the usage error."""
-    from agentmonitors.transports.deliver import host_choice_error
-    from agentmonitors.transports.hosts import DEFAULT_HOST, adapter_for
-
-    host = DEFAULT_HOST
-    index = 0
-    while index < len(args):
-        name, has_value, value = args[index].partition("=")
-        if name != "--host":
-            return f"{command} takes only --host (got {args[index]})"
-        if not has_value:
-            index += 1
-            if index >= len(args):
-                return "Option '--host' requires an argument."
-            value = args[index]
-        problem = host_choice_error(value)
-        if problem is not None:
-            return problem
-        host = value
-        index += 1
-    return adapter_for(host)
+    parsed = parse_strict(
+        {"--host": ("host", VALUE, HOSTS)},
+        args,
+        defaults={"host": DEFAULT_HOST},
+        unknown=lambda arg: f"{command} takes only --host (got {arg})",
+    )
+    return parsed if isinstance(parsed, str) else adapter_for(parsed["host"])
 
 
 def run_session_start(args: list[str]) -> int:

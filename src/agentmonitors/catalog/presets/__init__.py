@@ -20,7 +20,7 @@ import re
 from importlib import resources
 from typing import Final
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 
 _NAME_LINE = re.compile(r"^name: .*$", re.MULTILINE)
 _URGENCY_LINE = re.compile(r"^urgency: .*$", re.MULTILINE)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentmonitors.delivery.heartbeats import is_stale
-from agentmonitors.lean_dataclass import dataclass, field
+from agentmonitors.fastpath.lean_dataclass import dataclass, field
 
 __all__ = [
     "ADVISORY",

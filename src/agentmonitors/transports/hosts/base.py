@@ -22,7 +22,7 @@ knows no host's shapes. An adapter says:
 - **robustness**: :meth:`HostAdapter.parse` tolerates stray bytes before the JSON, and
   every emitter builds its output with one JSON encoder, so the output always parses.
 
-Standard library only, and nothing heavier than :mod:`agentmonitors.delivery.jsonline`
+Standard library only, and nothing heavier than :mod:`agentmonitors.fastpath.jsonline`
 at import time: every hook of every host loads this module.
 """
 
@@ -38,7 +38,7 @@ from agentmonitors.delivery.host_capabilities import (
     TURN_IDLE,
     TURN_INTERRUPTIBLE,
 )
-from agentmonitors.delivery.jsonline import dumps, loads
+from agentmonitors.fastpath.jsonline import dumps, loads
 
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
 TYPE_CHECKING = False

@@ -20,7 +20,7 @@ built by one JSON encoder.
 from __future__ import annotations
 
 from agentmonitors.delivery.host_capabilities import UNREACHABLE
-from agentmonitors.delivery.jsonline import dumps
+from agentmonitors.fastpath.jsonline import dumps
 from agentmonitors.transports.hosts.base import (
     DEREGISTER,
     POINTS,

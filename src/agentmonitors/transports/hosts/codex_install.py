@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 
-from agentmonitors.lean_dataclass import dataclass
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.transports.hosts.install import (
     CREATED,
     UNCHANGED,

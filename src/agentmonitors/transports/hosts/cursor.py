@@ -22,7 +22,7 @@ that stays stable), ``generation_id``, ``hook_event_name``, ``workspace_roots``,
 from __future__ import annotations
 
 from agentmonitors.delivery.host_capabilities import UNREACHABLE
-from agentmonitors.delivery.jsonline import dumps
+from agentmonitors.fastpath.jsonline import dumps
 from agentmonitors.transports.hosts.base import (
     DEREGISTER,
     POST_COMPACT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 
-from agentmonitors.digests import SMALL_INPUT_BYTES, _sha256_small, sha256_hex
+from agentmonitors.fastpath.digests import SMALL_INPUT_BYTES, _sha256_small, sha256_hex
 
 
 def test_every_length_up_to_the_limit_matches_hashlib() -> None:

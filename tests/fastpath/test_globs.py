@@ -11,12 +11,12 @@ import bracex
 import pytest
 from wcmatch import fnmatch
 
-from agentmonitors.sources.file_globs import (
+from agentmonitors.fastpath.globs import (
     MAX_BRACE_EXPANSIONS,
-    _alternatives,
-    _compile_segment,
-    compile_patterns,
+    brace_alternatives,
+    compile_segment,
 )
+from agentmonitors.sources.file_globs import compile_patterns
 
 SEGMENTS = [
     "*.txt",
@@ -90,7 +90,7 @@ NAMES = [
 
 @pytest.mark.parametrize("segment", SEGMENTS)
 def test_a_wildcard_segment_matches_exactly_what_wcmatch_matches(segment: str) -> None:
-    _kind, compiled = _compile_segment(segment)
+    _kind, compiled = compile_segment(segment)
     assert isinstance(compiled, re.Pattern)
     reference = re.compile(fnmatch.translate(segment, flags=0)[0][0])
     for name in [*NAMES, segment, "." + segment, segment + "\n"]:
@@ -99,7 +99,7 @@ def test_a_wildcard_segment_matches_exactly_what_wcmatch_matches(segment: str) -
 
 
 def test_many_stars_on_a_long_name_that_does_not_match_stay_fast() -> None:
-    _, compiled = _compile_segment("*a*a*a*a*a*a*b")
+    _, compiled = compile_segment("*a*a*a*a*a*a*b")
     assert isinstance(compiled, re.Pattern)
     started = time.perf_counter()
     assert compiled.match("a" * 255) is None
@@ -108,7 +108,7 @@ def test_many_stars_on_a_long_name_that_does_not_match_stay_fast() -> None:
 
 def test_brackets_and_escapes_still_compile_as_wcmatch_does() -> None:
     for segment in ("[ab]*", "*[!a]", "a\\*b*"):
-        _kind, compiled = _compile_segment(segment)
+        _kind, compiled = compile_segment(segment)
         assert isinstance(compiled, re.Pattern)
         assert compiled.pattern == fnmatch.translate(segment, flags=0)[0][0]
 
@@ -128,7 +128,7 @@ def test_brackets_and_escapes_still_compile_as_wcmatch_does() -> None:
     ],
 )
 def test_brace_alternatives_are_bracex_s(pattern: str) -> None:
-    assert _alternatives(pattern) == list(bracex.expand(pattern, limit=MAX_BRACE_EXPANSIONS))
+    assert brace_alternatives(pattern) == list(bracex.expand(pattern, limit=MAX_BRACE_EXPANSIONS))
 
 
 def test_too_many_brace_alternatives_still_name_the_glob() -> None:

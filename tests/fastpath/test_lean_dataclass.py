@@ -9,8 +9,14 @@ from typing import Any, ClassVar
 
 import pytest
 
-from agentmonitors import lean_dataclass
-from agentmonitors.lean_dataclass import FrozenInstanceError, asdict, dataclass, field, replace
+from agentmonitors.fastpath import lean_dataclass
+from agentmonitors.fastpath.lean_dataclass import (
+    FrozenInstanceError,
+    asdict,
+    dataclass,
+    field,
+    replace,
+)
 
 
 @dataclass(frozen=True)

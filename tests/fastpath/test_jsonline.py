@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.delivery import jsonline
-from agentmonitors.delivery.jsonline import dumps, loads
+from agentmonitors.fastpath import jsonline
+from agentmonitors.fastpath.jsonline import dumps, loads
 
 CHARS = ["a", "é", "\n", "\t", "\x00", "\x1f", "\x7f", "\u2028", '"', "\\", "/", "😀", "\ud800"]
 
@@ -79,7 +79,7 @@ def test_bad_text_is_a_value_error_in_a_fresh_interpreter() -> None:
     """Where nothing imported ``json`` before: the private ``_json`` scanner called
     directly failed there with a SystemError on a control character (issue 24)."""
     code = (
-        "from agentmonitors.delivery.jsonline import loads\n"
+        "from agentmonitors.fastpath.jsonline import loads\n"
         "for text in ['{\"a\":\"\\x00\"}', '[' * 100000, '\"\\\\ud800', 'x']:\n"
         "    try:\n"
         "        loads(text)\n"
@@ -214,7 +214,7 @@ def test_a_hook_payload_is_read_without_the_json_package() -> None:
     anything the small path hands over still gives json's answer."""
     code = (
         "import sys\n"
-        "from agentmonitors.delivery.jsonline import dumps, loads\n"
+        "from agentmonitors.fastpath.jsonline import dumps, loads\n"
         "value = loads(sys.stdin.read())\n"
         "print(dumps(value))\n"
         "print(sorted({'json', 're', 'enum'} & set(sys.modules)))\n"

@@ -8,7 +8,7 @@ import sys
 
 from ulid import ULID, LaxMonotonicPolicy, ULIDGenerator
 
-from agentmonitors.store.ids import MonotonicUlid, encode
+from agentmonitors.fastpath.ulid import MonotonicUlid, encode
 
 
 def test_the_text_of_a_ulid_is_python_ulid_s() -> None:
@@ -46,7 +46,7 @@ def test_a_sequence_matches_python_ulid_s_lax_monotonic_generator() -> None:
 
 def test_making_ids_imports_no_ulid_package() -> None:
     code = (
-        "import sys; from agentmonitors.store.ids import new_id; new_id();"
+        "import sys; from agentmonitors.fastpath.ulid import new_id; new_id();"
         " print('ulid' in sys.modules, 'importlib.metadata' in sys.modules)"
     )
     done = subprocess.run(

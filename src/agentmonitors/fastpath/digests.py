@@ -53,7 +53,7 @@ def _sha256_small(data: bytes) -> str:
 
     ``hashlib`` loads OpenSSL on import, about 3 ms, which a warm hook would pay for
     the one digest it takes (its workspace's data folder name); hashing a path here
-    takes well under a millisecond. ``tests/test_digests.py`` checks it against
+    takes well under a millisecond. ``tests/fastpath/test_digests.py`` checks it against
     ``hashlib`` (docs/architecture.md, "Speed"). Rotations are written out: a call per
     rotation would double the time.
     """

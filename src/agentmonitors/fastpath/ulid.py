@@ -4,7 +4,7 @@ A ULID is 48 bits of milliseconds then 80 random bits, written as 26 characters 
 Crockford's base32. Made here rather than by python-ulid, whose import (it reads its
 own package metadata) cost more than a whole ``daemon once`` tick of an unchanged
 tree; the ids are what python-ulid's generator with its lax monotonic policy makes
-(tests/store/test_ids.py holds the two side by side).
+(tests/fastpath/test_ulid.py holds the two side by side).
 """
 
 from __future__ import annotations
