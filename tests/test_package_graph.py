@@ -1,18 +1,23 @@
 """The packages form one direction of dependency (docs/architecture.md, "Package graph").
 
 Every import counts, including the ones inside functions and under ``TYPE_CHECKING``:
-a lazy import is still a dependency, just a cheaper one.
+a lazy import is still a dependency, just a cheaper one. The document's picture of the
+graph is drawn from the imports by :func:`draw`; rewrite it with
+``python -m tests.test_package_graph --write`` after a change the test reports.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import agentmonitors
 
 ROOT = Path(agentmonitors.__file__).parent
+DOCUMENT = ROOT.parent.parent / "docs" / "architecture.md"
+BEGIN, END = "<!-- package-graph: begin -->", "<!-- package-graph: end -->"
 
 # Each unit (a top-level package or module) and the units it may import. Lower layers
 # come first; a unit imports only from units listed above it.
@@ -131,3 +136,67 @@ def test_each_package_imports_only_the_layers_below_it() -> None:
 def test_the_cycle_check_can_fail() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def draw(graph: dict[str, set[str]]) -> str:
+    """The graph as the document shows it: each unit over the units it imports, the
+    highest first, with the leaves (units importing nothing of ours) after a bar."""
+    units = set(graph) | {target for targets in graph.values() for target in targets}
+    height: dict[str, int] = {}
+
+    def measure(unit: str) -> int:
+        if unit not in height:
+            height[unit] = 1 + max((measure(t) for t in graph.get(unit, ())), default=-1)
+        return height[unit]
+
+    for unit in units:
+        measure(unit)
+    order = sorted(units, key=lambda unit: (-height[unit], unit))
+    table = [
+        (
+            unit,
+            " ".join(t for t in order if t in graph[unit] and height[t] > 0),
+            " ".join(t for t in order if t in graph[unit] and height[t] == 0),
+        )
+        for unit in order
+        if height[unit] > 0
+    ]
+    width = max(len(inner) for _, inner, _ in table)
+    rows = [f"{'unit':<11} {'imports':<{width}} | and the leaves"]
+    rows.append("-" * len(rows[0]))
+    rows += [f"{unit:<11} {inner:<{width}} | {leaves}".rstrip() for unit, inner, leaves in table]
+    rows.append(f"{'(leaves)':<11} {' '.join(u for u in order if height[u] == 0)}")
+    return "\n".join(rows)
+
+
+def drawn_in_document() -> str:
+    text = DOCUMENT.read_text(encoding="utf-8")
+    block = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    return block.strip().removeprefix("```text").removesuffix("```").strip("\n")
+
+
+def test_the_architecture_document_draws_the_graph_the_imports_make() -> None:
+    drawn = draw(package_graph())
+    assert drawn_in_document() == drawn, (
+        "docs/architecture.md's package graph is out of date; "
+        "run python -m tests.test_package_graph --write"
+    )
+
+
+def test_the_drawing_puts_each_unit_above_what_it_imports() -> None:
+    drawn = draw({"a": {"b", "c"}, "b": {"c"}, "c": set()})
+    rows = [row.split()[0] for row in drawn.splitlines()[2:]]
+    assert rows == ["a", "b", "(leaves)"]
+    assert drawn.splitlines()[2].split("|")[1].strip() == "c"
+
+
+def _write_document() -> None:
+    text = DOCUMENT.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    block = f"{BEGIN}\n```text\n{draw(package_graph())}\n```\n{END}"
+    DOCUMENT.write_text(head + block + tail, encoding="utf-8")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
+    _write_document()
