@@ -14,7 +14,7 @@ import pytest
 
 from agentmonitors.clock import ManualClock
 from agentmonitors.runtime.tick import Runtime
-from agentmonitors.sources import git_refs
+from agentmonitors.sources.incoming_changes import git_refs
 from agentmonitors.sources.base import validate_scope
 from agentmonitors.sources.incoming_changes import IncomingChangesSource, change_kind
 from agentmonitors.sources.observation import ObservationContext, ObservationResult

@@ -1,6 +1,6 @@
 """What file-fingerprint says about itself beyond observing (see ``sources/traits.py``).
 
-Kept apart from the observing code in ``file_fingerprint.py``; its source class takes
+Kept apart from the observing code in ``file_fingerprint/__init__.py``; its source class takes
 these as class attributes.
 """
 

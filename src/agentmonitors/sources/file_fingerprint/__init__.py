@@ -35,7 +35,8 @@ from typing import Any
 
 from agentmonitors.digests import blake2b
 from agentmonitors.lean_dataclass import dataclass
-from agentmonitors.sources import file_fingerprint_traits, reach
+from agentmonitors.sources import reach
+from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_globs import (
@@ -118,7 +119,7 @@ class FileFingerprintSource(ModelSource):
     stateful = True
     # Low: file events hint at changes, the interval is only the backstop walk.
     min_interval_ms = 500
-    config_model_ref = "agentmonitors.sources.file_fingerprint_config:FileFingerprintConfig"
+    config_model_ref = "agentmonitors.sources.file_fingerprint.config:FileFingerprintConfig"
     # What it says about itself beyond observing (sources/traits.py).
     baseline_notes = file_fingerprint_traits.BASELINE_NOTES
     scaffold_seeds = file_fingerprint_traits.SCAFFOLD_SEEDS

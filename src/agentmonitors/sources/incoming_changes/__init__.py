@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agentmonitors.lean_dataclass import dataclass
-from agentmonitors.sources import git_refs
+from agentmonitors.sources.incoming_changes import git_refs
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_globs import resolve_base
@@ -85,7 +85,7 @@ class IncomingChangesSource(ModelSource):
     stateful = True
     # A git process per run: once a second at most.
     min_interval_ms = 1_000
-    config_model_ref = "agentmonitors.sources.incoming_changes_config:IncomingChangesConfig"
+    config_model_ref = "agentmonitors.sources.incoming_changes.config:IncomingChangesConfig"
     scaffold_seeds: ClassVar[Mapping[str, str]] = {"glob": "paths"}
 
     def scaffold(self, seed: ScaffoldSeed) -> Scaffold:
