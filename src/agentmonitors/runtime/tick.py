@@ -154,13 +154,12 @@ class Runtime:
         Never while an event loop of this runtime ticks.
         """
         now, definitions, due, result = self._begin((), ())
-        found = [self._blocking_observe(monitor) for monitor, _ in due]
-        blocking = [observe for observe in found if observe is not None]
+        sources = [self.registry.traits(monitor.source_name) for monitor, _ in due]
         outcomes: list[ObservationResult | BaseException] = []
-        if len(blocking) == len(due):
-            for (monitor, state), observe in zip(due, blocking, strict=True):
+        if all(source.observes_in_place for source in sources):
+            for (monitor, state), source in zip(due, sources, strict=True):
                 try:
-                    outcome = observe(*self._call(monitor, state, now))
+                    outcome = source.observe_blocking(*self._call(monitor, state, now))
                     outcomes.append(self._checked(monitor, outcome))
                 except Exception as error:
                     outcomes.append(error)
@@ -310,15 +309,8 @@ class Runtime:
     async def _observe(
         self, monitor: MonitorDefinition, state: MonitorStateRow | None, now: int
     ) -> ObservationResult:
-        source = self.registry.get(monitor.source_name)
-        observe = getattr(source, "observe", None)
-        if observe is None:
-            raise RuntimeError(f'source "{monitor.source_name}" cannot observe')
-        return self._checked(monitor, await observe(*self._call(monitor, state, now)))
-
-    def _blocking_observe(self, monitor: MonitorDefinition) -> Callable[..., Any] | None:
-        observe = getattr(self.registry.get(monitor.source_name), "observe_blocking", None)
-        return observe if callable(observe) else None
+        source = self.registry.traits(monitor.source_name)
+        return self._checked(monitor, await source.observe(*self._call(monitor, state, now)))
 
     def _call(
         self, monitor: MonitorDefinition, state: MonitorStateRow | None, now: int
@@ -566,9 +558,7 @@ class Runtime:
         for monitor_id, source_name in self._known.items():
             if current.get(monitor_id) == source_name:
                 continue
-            forget = getattr(self.registry.get(source_name), "forget", None)
-            if callable(forget):
-                forget(monitor_id)
+            self.registry.traits(source_name).forget(monitor_id)
         self._known = current
         for monitor_id in [key for key in self._floors if key not in current]:
             del self._floors[monitor_id]

@@ -12,6 +12,12 @@ from typing import Any
 from agentmonitors.lean_dataclass import dataclass, field
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.sources.api_poll import traits as api_poll_traits
+from agentmonitors.sources.api_poll.http_fetch import (
+    FetchedResponse,
+    FetchError,
+    fetch,
+    open_client,
+)
 from agentmonitors.sources.api_poll.plain import (
     MAX_COMPOSITE_BYTES,
     MAX_COMPOSITE_CONCURRENCY,
@@ -31,12 +37,6 @@ from agentmonitors.sources.collections_diff import (
     collection_observations,
     display_object_key,
     keyed_snapshot_from_state,
-)
-from agentmonitors.sources.api_poll.http_fetch import (
-    FetchedResponse,
-    FetchError,
-    fetch,
-    open_client,
 )
 from agentmonitors.sources.observation import (
     Observation,
