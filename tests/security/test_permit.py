@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agentmonitors.sources.command_exec import run_command
 from agentmonitors.sources.command_poll import CommandPollSource
+from agentmonitors.sources.command_poll.command_exec import run_command
 from agentmonitors.sources.file_fingerprint import FileFingerprintSource
 from agentmonitors.sources.observation import ObservationContext
 from agentmonitors.sources.permit import NotApproved, Permit

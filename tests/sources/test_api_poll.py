@@ -21,7 +21,7 @@ from agentmonitors.cli.main import main
 from agentmonitors.clock import ManualClock
 from agentmonitors.runtime.tick import Runtime
 from agentmonitors.sources.api_poll import ApiPollSource
-from agentmonitors.sources.http_fetch import FetchError, fetch, open_client
+from agentmonitors.sources.api_poll.http_fetch import FetchError, fetch, open_client
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
 from agentmonitors.sources.permit import TRUSTED
 from agentmonitors.sources.registry import bundled_registry

@@ -17,9 +17,12 @@ import pytest
 
 from agentmonitors.clock import ManualClock
 from agentmonitors.runtime.tick import Runtime
-from agentmonitors.sources import command_exec
-from agentmonitors.sources.command_exec import STDOUT_CAP_BYTES, CommandFailure, run_command
-from agentmonitors.sources.command_poll import CommandPollSource, resolve_cwd
+from agentmonitors.sources.command_poll import CommandPollSource, command_exec, resolve_cwd
+from agentmonitors.sources.command_poll.command_exec import (
+    STDOUT_CAP_BYTES,
+    CommandFailure,
+    run_command,
+)
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
 from agentmonitors.sources.permit import TRUSTED
 from agentmonitors.sources.registry import bundled_registry

@@ -14,9 +14,8 @@ import pytest
 
 from agentmonitors.clock import ManualClock
 from agentmonitors.runtime.tick import Runtime
-from agentmonitors.sources import git_refs
 from agentmonitors.sources.base import validate_scope
-from agentmonitors.sources.incoming_changes import IncomingChangesSource, change_kind
+from agentmonitors.sources.incoming_changes import IncomingChangesSource, change_kind, git_refs
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
 from agentmonitors.sources.permit import TRUSTED
 from agentmonitors.sources.registry import bundled_registry

@@ -171,7 +171,7 @@ def test_the_bundled_models_load_on_first_use_and_third_party_spellings_still_wo
     from agentmonitors.sources import base
     from agentmonitors.sources.base_config import SourceConfig
     from agentmonitors.sources.file_fingerprint import FileFingerprintSource
-    from agentmonitors.sources.file_fingerprint_config import FileFingerprintConfig
+    from agentmonitors.sources.file_fingerprint.config import FileFingerprintConfig
 
     # What a source written against the earlier interface imports is still here.
     assert base.SourceConfig is SourceConfig

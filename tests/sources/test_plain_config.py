@@ -22,19 +22,19 @@ from pydantic import BaseModel, ValidationError
 from agentmonitors.fastpath import lean_dataclass
 from agentmonitors.monitor.frontmatter import load_frontmatter, split_document
 from agentmonitors.sources import (
-    api_poll_plain,
     command_poll,
     file_fingerprint,
     incoming_changes,
     schedule,
 )
+from agentmonitors.sources.api_poll import plain as api_poll_plain
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.plain_config import Unexpected
 from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES, bundled_registry
 from agentmonitors.sources.traits import ScaffoldSeed
 
 TESTS = Path(__file__).resolve().parents[1]
-PRESETS = Path(file_fingerprint.__file__).resolve().parents[1] / "catalog" / "presets"
+PRESETS = Path(file_fingerprint.__file__).resolve().parents[2] / "catalog" / "presets"
 
 READERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "file-fingerprint": file_fingerprint.plain_config,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
-from typing import TYPE_CHECKING, Any
+import time
+from typing import Any
 
 import click
 
+from agentmonitors.catalog.trust import is_approved, permit_for, read_ledger, requirement_for
 from agentmonitors.cli.completion import complete_monitor_id_or_path
 from agentmonitors.cli.output import (
     dump_json,
@@ -16,10 +19,21 @@ from agentmonitors.cli.output import (
     report_error,
     warn,
 )
-
-if TYPE_CHECKING:
-    from agentmonitors.sources.observation import ObservationResult
-    from agentmonitors.sources.traits import SourceTraits
+from agentmonitors.clock import SystemClock
+from agentmonitors.monitor.discovery import discover
+from agentmonitors.monitor.parse import (
+    FOLDER_MONITOR_FILE,
+    ParseFailure,
+    parse_monitor,
+    read_monitor_text,
+)
+from agentmonitors.monitor.suggest import did_you_mean
+from agentmonitors.sources.base import Source, validate_scope
+from agentmonitors.sources.observation import ObservationContext, ObservationResult
+from agentmonitors.sources.permit import approve_command
+from agentmonitors.sources.registry import load_registry
+from agentmonitors.sources.traits import SourceTraits, traits_of
+from agentmonitors.workspace import resolve_workspace
 
 FOLLOWUP_DELAY_S = 0.1
 
@@ -76,13 +90,8 @@ def _message(error: BaseException) -> str:
     return str(error).strip() or type(error).__name__
 
 
-async def _observe_once(source: Any, config: dict[str, Any], context: Any) -> Any:
-    from agentmonitors.sources.observation import ObservationResult
-
-    observe = getattr(source, "observe", None)
-    if not callable(observe):
-        raise RuntimeError(f'source "{source.name}" cannot observe')
-    outcome = await observe(config, context)
+async def _observe_once(source: Source, config: dict[str, Any], context: Any) -> Any:
+    outcome = await source.observe(config, context)
     if not isinstance(outcome, ObservationResult):
         raise TypeError(f'source "{source.name}" returned {type(outcome).__name__}')
     return outcome
@@ -96,8 +105,6 @@ def monitor_file_for(argument: str) -> str | None:
     folder that is no monitor's id stays a folder, for the error that points at
     ``validate``. None: not found.
     """
-    from agentmonitors.monitor.parse import FOLDER_MONITOR_FILE
-
     if os.path.isdir(argument):
         inside = os.path.join(argument, FOLDER_MONITOR_FILE)
         if os.path.isfile(inside):
@@ -111,9 +118,6 @@ def monitor_file_for(argument: str) -> str | None:
 
 
 def _file_of_id(monitor_id: str) -> str | None:
-    from agentmonitors.monitor.discovery import discover
-    from agentmonitors.workspace import resolve_workspace
-
     scan = discover(resolve_workspace())
     for monitor in scan.monitors:
         if monitor.id == monitor_id:
@@ -125,9 +129,6 @@ def _file_of_id(monitor_id: str) -> str | None:
 
 
 def _known_ids_text() -> str:
-    from agentmonitors.monitor.discovery import discover
-    from agentmonitors.workspace import resolve_workspace
-
     try:
         ids = sorted({monitor.id for monitor in discover(resolve_workspace()).monitors})
     except Exception:  # only a hint
@@ -146,10 +147,6 @@ def _not_found(argument: str) -> str:
 
 def _load_for_test(path: str, fmt: str) -> tuple[Any, Any, Any] | int:
     """The parsed monitor and its source, or the exit code of the error reported."""
-    from agentmonitors.monitor.parse import ParseFailure, parse_monitor, read_monitor_text
-    from agentmonitors.sources.base import validate_scope
-    from agentmonitors.sources.registry import load_registry
-
     if not os.path.exists(path):
         return report_error(f"Monitor file not found: {path}", fmt == "json")
     if os.path.isdir(path):
@@ -169,8 +166,6 @@ def _load_for_test(path: str, fmt: str) -> tuple[Any, Any, Any] | int:
     registry = load_registry(warn)
     source = registry.get(monitor.source_name)
     if source is None:
-        from agentmonitors.monitor.suggest import did_you_mean
-
         names = registry.names()
         close = did_you_mean(monitor.source_name, names)
         return report_error(
@@ -295,14 +290,6 @@ def _permit(monitor: Any, registry: Any, workspace: str, fmt: str) -> Any:
     A dry run acts on the world as a tick does (runs the command, sends the request,
     reads the files), so an unapproved project monitor is refused before anything runs.
     """
-    from agentmonitors.catalog.trust import (
-        is_approved,
-        permit_for,
-        read_ledger,
-        requirement_for,
-    )
-    from agentmonitors.sources.permit import approve_command
-
     try:
         requirement = requirement_for(monitor, workspace, registry)
     except ValueError as error:
@@ -322,13 +309,6 @@ def _permit(monitor: Any, registry: Any, workspace: str, fmt: str) -> Any:
 
 def _run_test(monitor: Any, source: Any, registry: Any, path: str, fmt: str) -> int:
     """Observe once (twice for a stateful source's baseline) and report; stores nothing."""
-    import asyncio
-    import time
-
-    from agentmonitors.clock import SystemClock
-    from agentmonitors.sources.observation import ObservationContext
-    from agentmonitors.sources.traits import traits_of
-
     traits = traits_of(source)
     name, config = monitor.display_name, monitor.source_config
     workspace = config_root_for(path)
@@ -344,7 +324,7 @@ def _run_test(monitor: Any, source: Any, registry: Any, path: str, fmt: str) -> 
             monitor_id=monitor.id,
             permit=permit,
         )
-        return asyncio.run(_observe_once(source, config, context))
+        return asyncio.run(_observe_once(traits, config, context))
 
     try:
         first = observe(None)

@@ -120,7 +120,7 @@ def command(
     trigger = Trigger(command=trigger_cmd)
     if trigger_cmd is None and not manual:
         try:
-            trigger.file = auto_trigger(picked, workspace_path)
+            trigger.file = auto_trigger(picked, workspace_path, registry)
         except TriggerError as error:
             return _finish(setup_failure(picked.id, error.kind, str(error)), output_format)
     daemon = _daemon_for(workspace_path, monitors_path, use_workspace_daemon, picked.id)

@@ -2,13 +2,12 @@
 
 Each runnable monitor is read through ``monitor explain`` (the same scheduling and
 delivery reading, so the two never disagree), then checked against the world: a
-file-fingerprint whose globs match no file, or an incoming-changes branch that does
-not exist, is named as such. Nothing here writes.
+monitor whose source says what it looks at is missing (``Source.target_problem``: globs
+that match no file, a branch that does not exist) is named as such. Nothing here writes.
 """
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +22,6 @@ if TYPE_CHECKING:
     from agentmonitors.runtime.tick import Runtime
     from agentmonitors.sources.base import SourceRegistry
     from agentmonitors.store.database import Database
-
-GIT_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -66,64 +63,12 @@ def _row(
     return row
 
 
-def target_problem(monitor: MonitorDefinition, workspace: str) -> str | None:
-    """What the monitor looks at and cannot find: no file for its globs, no branch."""
-    config = monitor.source_config
-    if monitor.source_name == "file-fingerprint":
-        return _no_files(config, workspace)
-    if monitor.source_name == "incoming-changes":
-        return _no_branch(config, workspace)
-    return None
-
-
-def _patterns(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [item for item in value if isinstance(item, str)]
-    return []
-
-
-def _no_files(config: Mapping[str, Any], workspace: str) -> str | None:
-    from agentmonitors.sources.file_globs import compile_patterns, matched_files, resolve_base
-
-    cwd = config.get("cwd")
-    base = resolve_base(cwd if isinstance(cwd, str) else None, workspace)
-    globs = _patterns(config.get("globs"))
-    try:
-        files = matched_files(
-            compile_patterns(globs, base), compile_patterns(_patterns(config.get("ignore")), base)
-        )
-    except (OSError, ValueError):
-        return None
-    if files:
-        return None
-    return f"its globs ({', '.join(globs)}) match no file under {base}"
-
-
-def _no_branch(config: Mapping[str, Any], workspace: str) -> str | None:
-    from agentmonitors.sources.file_globs import resolve_base
-
-    branch = config.get("branch", "HEAD")
-    cwd = config.get("cwd")
-    repo = resolve_base(cwd if isinstance(cwd, str) else None, workspace)
-    if not isinstance(branch, str):
-        return None
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{branch}^{{commit}}"],
-            cwd=repo,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return f"git cannot run in {repo}"
-    if done.returncode == 0:
-        return None
-    if done.returncode == 1 or not done.stderr.strip():
-        return f'its branch "{branch}" does not exist in {repo}'
-    return f"{repo} is not a git repository"
+def target_problem(
+    monitor: MonitorDefinition, workspace: str, registry: SourceRegistry
+) -> str | None:
+    """What the monitor looks at and cannot find, as its source tells (``target_problem``)."""
+    source = registry.traits(monitor.source_name)
+    return source.target_problem(monitor.source_config, workspace)
 
 
 def _cadence(details: Mapping[str, Any]) -> str | None:
@@ -213,7 +158,7 @@ def _runnable(
             else f"{event['createdAt']} {event['title']!r}: {_delivery_words(row['delivery'])}"
         ),
     ]
-    problem = target_problem(monitor, workspace)
+    problem = target_problem(monitor, workspace, registry)
     if problem is not None:
         row["targetProblem"] = problem
     check = _runnable_check(monitor, row, observation, problem, stages)

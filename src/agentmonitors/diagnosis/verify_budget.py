@@ -11,11 +11,10 @@ from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.base import SourceRegistry
-from agentmonitors.sources.traits import Every
+from agentmonitors.sources.traits import FALLBACK_VERIFY_INTERVAL_MS
 
-# The interval a source is assumed to keep when its monitor names none.
-DEFAULT_INTERVAL_MS = {"file-fingerprint": 30_000, "api-poll": 300_000, "schedule": 60_000}
-FALLBACK_INTERVAL_MS = 60_000
+# The interval assumed for a source that is not scheduled by one (a cron minute).
+FALLBACK_INTERVAL_MS = FALLBACK_VERIFY_INTERVAL_MS
 HIGH_SETTLE_MS = 15_000
 HIGH_CONFIRM_MS = 15_000
 MIN_MARGIN_MS = 5_000
@@ -53,17 +52,12 @@ def is_high(monitor: MonitorDefinition) -> bool:
 
 
 def interval_of(monitor: MonitorDefinition, registry: SourceRegistry) -> int:
-    """The authored interval, else what the source schedules, else the documented default."""
+    """The authored interval, else what the source says one observation takes to come
+    round (``Source.verify_interval_ms``: its cadence, a minute for a cron)."""
     authored = monitor.source_config.get("interval")
     if isinstance(authored, str):
         return duration_ms(authored)
-    if monitor.source_name in DEFAULT_INTERVAL_MS:
-        return DEFAULT_INTERVAL_MS[monitor.source_name]
-    try:
-        cadence = registry.traits(monitor.source_name).cadence(monitor.source_config)
-    except Exception:  # an odd plugin: the fallback is a fair guess for a budget
-        return FALLBACK_INTERVAL_MS
-    return cadence.interval_ms if isinstance(cadence, Every) else FALLBACK_INTERVAL_MS
+    return registry.traits(monitor.source_name).verify_interval_ms(monitor.source_config)
 
 
 def settle_of(monitor: MonitorDefinition) -> int:

@@ -1,27 +1,23 @@
 """The change ``verify`` makes so a monitor has something to see, and its undoing.
 
-Only file-fingerprint monitors get an automatic trigger: a scratch file
-``agentmonitors-verify-<token><ext>`` in the first glob's literal folder, or, for a
-glob naming one file, that file created (then deleted) or edited (then restored byte
-for byte, with its times). Every other source needs ``--trigger-cmd`` or ``--manual``.
+A source that a file change proves makes it (``Source.verify_trigger``; file-fingerprint
+does: a scratch file in the first glob's folder, or the one file its glob names, undone
+afterwards, see ``sources/file_change.py``). Every other source needs ``--trigger-cmd``
+or ``--manual``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import re
-import secrets
 import subprocess
 
-from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.policy import MonitorDefinition
-from agentmonitors.sources.file_globs import compile_patterns, resolve_base
+from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.sources.file_change import FileTrigger, TriggerProblem
 
-SCRATCH_PREFIX = "agentmonitors-verify-"
 TRIGGER_TAIL_CHARS = 400
 """How much of a failed --trigger-cmd's output its error quotes (its end)."""
-_EXTENSION = re.compile(r"\*(\.[A-Za-z0-9_.-]+)$")
+
+__all__ = ["FileTrigger", "TriggerError", "auto_trigger", "run_trigger_command"]
 
 
 class TriggerError(Exception):
@@ -32,108 +28,23 @@ class TriggerError(Exception):
         self.kind = kind
 
 
-@dataclass
-class FileTrigger:
-    """A scratch or literal file to change; ``revert`` leaves the folder as it was."""
-
-    path: str
-    created: bool
-    original: bytes | None = None
-    times: tuple[int, int] | None = None
-    applied: bool = field(default=False)
-
-    def describe(self, workspace: str) -> str:
-        shown = os.path.relpath(self.path, workspace)
-        return f"created {shown}" if self.created else f"edited {shown} (restored afterwards)"
-
-    def apply(self) -> None:
-        if self.created:
-            with open(self.path, "x", encoding="utf-8") as handle:
-                handle.write("agentmonitors verify: a scratch change, removed afterwards\n")
-        else:
-            with open(self.path, "ab") as handle:
-                handle.write(b"\n")
-        self.applied = True
-
-    def revert(self) -> None:
-        if not self.applied:
-            return
-        if self.created:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.path)
-        elif self.original is not None:
-            with open(self.path, "wb") as handle:
-                handle.write(self.original)
-            if self.times is not None:
-                os.utime(self.path, ns=self.times)
-        self.applied = False
-
-
-def _globs(monitor: MonitorDefinition) -> list[str]:
-    config = monitor.source_config
-    value = config.get("globs", config.get("paths"))
-    if isinstance(value, str):
-        return [value]
-    return [item for item in value or () if isinstance(item, str)]
-
-
-def auto_trigger(monitor: MonitorDefinition, workspace: str) -> FileTrigger:
-    """The file change that proves a file-fingerprint monitor; raises ``TriggerError``."""
-    if monitor.source_name != "file-fingerprint":
+def auto_trigger(
+    monitor: MonitorDefinition, workspace: str, registry: SourceRegistry
+) -> FileTrigger:
+    """The file change that proves ``monitor``, as its source makes it; ``TriggerError``
+    when it has none (or cannot make one)."""
+    source = registry.traits(monitor.source_name)
+    try:
+        trigger = source.verify_trigger(monitor.source_config, workspace)
+    except TriggerProblem as problem:
+        raise TriggerError(problem.kind, str(problem)) from None
+    if trigger is None:
         raise TriggerError(
             "setup",
             f"{monitor.source_name} has no automatic trigger; pass --trigger-cmd '<sh>' "
             "or --manual",
         )
-    globs = _globs(monitor)
-    cwd = monitor.source_config.get("cwd")
-    base = resolve_base(cwd if isinstance(cwd, str) else None, workspace)
-    try:
-        patterns = compile_patterns(globs[:1], base)
-    except ValueError as error:
-        raise TriggerError("setup", str(error)) from None
-    if not patterns:
-        raise TriggerError("setup", "the monitor names no glob to trigger")
-    pattern = patterns[0]
-    if pattern.is_literal:
-        return _literal(pattern.root)
-    folder = pattern.root
-    if not os.path.isdir(folder):
-        raise TriggerError(
-            "no-files-matched",
-            f'glob "{pattern.source}" matches no file: its folder '
-            f"{os.path.relpath(folder, workspace)} does not exist",
-        )
-    found = _EXTENSION.search(pattern.source.rsplit("/", 1)[-1])
-    extension = found.group(1) if found else ".txt"
-    path = os.path.join(folder, f"{SCRATCH_PREFIX}{secrets.token_hex(4)}{extension}")
-    if not pattern.matches(path):
-        raise TriggerError(
-            "setup",
-            f'cannot name a scratch file that glob "{pattern.source}" matches; '
-            "pass --trigger-cmd '<sh>' to make a change yourself",
-        )
-    return FileTrigger(path=path, created=True)
-
-
-def _literal(path: str) -> FileTrigger:
-    if not os.path.exists(path):
-        if not os.path.isdir(os.path.dirname(path)):
-            raise TriggerError(
-                "no-files-matched", f"{path} does not exist and neither does its folder"
-            )
-        return FileTrigger(path=path, created=True)
-    if not os.path.isfile(path):
-        raise TriggerError("setup", f"{path} is not a regular file")
-    with open(path, "rb") as handle:
-        original = handle.read()
-    status = os.stat(path)
-    return FileTrigger(
-        path=path,
-        created=False,
-        original=original,
-        times=(status.st_atime_ns, status.st_mtime_ns),
-    )
+    return trigger
 
 
 def run_trigger_command(command: str, workspace: str, timeout_s: float) -> None:

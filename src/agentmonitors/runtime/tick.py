@@ -9,7 +9,6 @@ survives.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -17,20 +16,12 @@ from agentmonitors.catalog.definitions import DefinitionCache, Definitions, Prob
 from agentmonitors.catalog.trust import BLOCKED_REASON, carry_over
 from agentmonitors.clock import Clock, SystemClock, iso_from_ms
 from agentmonitors.fastpath.lazy_logging import get_logger
-from agentmonitors.fastpath.lean_dataclass import dataclass, field
-from agentmonitors.monitor.policy import MonitorDefinition, RollupPolicy
+from agentmonitors.fastpath.lean_dataclass import dataclass
+from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.runtime.backoff import restored_failures
 from agentmonitors.runtime.ephemeral import EphemeralDefinitions
-from agentmonitors.runtime.notify import (
-    CapturedMonitor,
-    Envelope,
-    dispatch,
-    envelope_for,
-    rollup,
-)
+from agentmonitors.runtime.ingest import Ingest, TickResult, error_message
 from agentmonitors.runtime.scheduling import retry_delay_ms, schedule_for
-from agentmonitors.runtime.shape import passes_gate
-from agentmonitors.runtime.wake import pacing_due_ms, settle_due_ms
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
 from agentmonitors.store import queries
@@ -45,29 +36,8 @@ if TYPE_CHECKING:
 
 log = get_logger("agentmonitors.runtime")
 
-
-@dataclass
-class TickResult:
-    evaluated_monitors: list[str] = field(default_factory=list)
-    emitted_event_ids: list[str] = field(default_factory=list)
-    errored_observations: list[dict[str, str]] = field(default_factory=list)
-    skipped_monitors: list[dict[str, str]] = field(default_factory=list)
-    # When something next needs a tick (a monitor due, a retry, a settle window that
-    # ends); not part of the JSON shape. The daemon wakes then instead of waiting for
-    # its poll interval, so short intervals and settle windows are honoured.
-    next_wake_ms: int | None = None
-
-    def wake_at(self, at_ms: int | None) -> None:
-        if at_ms is not None and (self.next_wake_ms is None or at_ms < self.next_wake_ms):
-            self.next_wake_ms = at_ms
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "evaluatedMonitors": self.evaluated_monitors,
-            "emittedEventIds": self.emitted_event_ids,
-            "erroredObservations": self.errored_observations,
-            "skippedMonitors": self.skipped_monitors,
-        }
+# TickResult lives with what it records (runtime/ingest.py); callers read it here.
+__all__ = ["Runtime", "TickResult"]
 
 
 @dataclass
@@ -111,7 +81,7 @@ class Runtime:
         # event goes to ``on_event`` inside its transaction (projection into sessions),
         # ``before_tick`` sweeps run first (idle sessions), ``after_tick`` callbacks
         # last (hook-state refresh, hint targets).
-        self.on_event = on_event
+        self.storing = Ingest(db, workspace, on_event)
         self.before_tick: list[Callable[[int], None]] = []
         self.after_tick: list[Callable[[Definitions, TickResult], None]] = []
         self._known: dict[str, str] = {}
@@ -135,6 +105,7 @@ class Runtime:
         ``force_sources`` does the same for every monitor of those sources (a daemon
         that just started reconciles what changed while it was down).
         """
+        # Lazy: ``daemon once`` (tick_blocking) never loads asyncio; whoever awaits this has.
         import asyncio
 
         if self._tick_lock is None:
@@ -154,17 +125,18 @@ class Runtime:
         Never while an event loop of this runtime ticks.
         """
         now, definitions, due, result = self._begin((), ())
-        found = [self._blocking_observe(monitor) for monitor, _ in due]
-        blocking = [observe for observe in found if observe is not None]
+        sources = [self.registry.traits(monitor.source_name) for monitor, _ in due]
         outcomes: list[ObservationResult | BaseException] = []
-        if len(blocking) == len(due):
-            for (monitor, state), observe in zip(due, blocking, strict=True):
+        if all(source.observes_in_place for source in sources):
+            for (monitor, state), source in zip(due, sources, strict=True):
                 try:
-                    outcome = observe(*self._call(monitor, state, now))
+                    outcome = source.observe_blocking(*self._call(monitor, state, now))
                     outcomes.append(self._checked(monitor, outcome))
                 except Exception as error:
                     outcomes.append(error)
         else:
+            # Lazy: asyncio costs ``daemon once`` tens of ms; only a source that cannot
+            # observe in place needs it.
             import asyncio
 
             outcomes = asyncio.run(self._gather(due, now))
@@ -208,6 +180,7 @@ class Runtime:
         self, due: list[tuple[MonitorDefinition, MonitorStateRow | None]], now: int
     ) -> list[ObservationResult | BaseException]:
         """Sources do their I/O concurrently; results come back in scan order."""
+        # Lazy: see ``tick``; a coroutine's caller has asyncio loaded already.
         import asyncio
 
         return await asyncio.gather(
@@ -228,13 +201,17 @@ class Runtime:
             if isinstance(outcome, BaseException):
                 if not isinstance(outcome, Exception):
                     raise outcome
-                self._record_error(monitor.id, monitor.source_name, _message(outcome), now, result)
+                self._record_error(
+                    monitor.id, monitor.source_name, error_message(outcome), now, result
+                )
                 continue
             try:
                 self._ingest(monitor, state, outcome, now, result)
             except Exception as error:
                 log.exception("storing observations of %s failed", monitor.id)
-                self._record_error(monitor.id, monitor.source_name, _message(error), now, result)
+                self._record_error(
+                    monitor.id, monitor.source_name, error_message(error), now, result
+                )
             else:
                 if outcome.failure is not None:
                     # Stored by _ingest with its events; here it is counted and backed off.
@@ -310,15 +287,8 @@ class Runtime:
     async def _observe(
         self, monitor: MonitorDefinition, state: MonitorStateRow | None, now: int
     ) -> ObservationResult:
-        source = self.registry.get(monitor.source_name)
-        observe = getattr(source, "observe", None)
-        if observe is None:
-            raise RuntimeError(f'source "{monitor.source_name}" cannot observe')
-        return self._checked(monitor, await observe(*self._call(monitor, state, now)))
-
-    def _blocking_observe(self, monitor: MonitorDefinition) -> Callable[..., Any] | None:
-        observe = getattr(self.registry.get(monitor.source_name), "observe_blocking", None)
-        return observe if callable(observe) else None
+        source = self.registry.traits(monitor.source_name)
+        return self._checked(monitor, await source.observe(*self._call(monitor, state, now)))
 
     def _call(
         self, monitor: MonitorDefinition, state: MonitorStateRow | None, now: int
@@ -352,7 +322,13 @@ class Runtime:
             raise TypeError(f'source "{monitor.source_name}" returned {type(outcome).__name__}')
         return outcome
 
-    # ------------------------------------------------------------------ ingest
+    @property
+    def on_event(self) -> EventSink | None:
+        return self.storing.on_event
+
+    @on_event.setter
+    def on_event(self, sink: EventSink | None) -> None:
+        self.storing.on_event = sink
 
     def _ingest(
         self,
@@ -362,84 +338,7 @@ class Runtime:
         now: int,
         result: TickResult,
     ) -> None:
-        captured = CapturedMonitor.of(monitor)
-        # The CEL gate runs before Pace: a gated-out observation counts as observed
-        # but touches no notify state and makes no event.
-        passed = [
-            item for item in outcome.observations if passes_gate(monitor.frontmatter.payload, item)
-        ]
-        envelopes = [envelope_for(captured, item, now) for item in passed]
-        notify_state = dict(state.notify_state) if state is not None else {}
-        paced = dispatch(monitor.frontmatter.notify, captured, envelopes, now, notify_state)
-        observed, emitted = len(outcome.observations), len(paced.emitted)
-        kept = not outcome.has_next_state and state is not None
-        next_source_state = (
-            outcome.next_state
-            if outcome.has_next_state
-            else (state.source_state if state is not None else None)
-        )
-        data: dict[str, Any] = {"observed": observed, "emitted": emitted}
-        if outcome.failure is not None:
-            # The monitor is failing, with this reason, until an observation succeeds
-            # (doctor, explain and the backoff read it from this row).
-            verdict = "errored"
-            data["error"] = outcome.failure
-        elif emitted:
-            verdict = "triggered"
-        elif observed:
-            verdict = "suppressed"
-        else:
-            verdict = outcome.outcome or "no-change"
-        # State, audit row and events commit together: a crash can lose neither the
-        # baseline advance nor the events it produced, only both.
-        with self.db.write() as conn:
-            queries.save_monitor_state(
-                conn,
-                monitor.id,
-                self.workspace,
-                now_ms=now,
-                last_observation_at_ms=now,
-                source_state=next_source_state,
-                notify_state=paced.state,
-                source_unchanged=kept,
-                # A token describes a state the source saw or made, never the {} stored
-                # for a first observation that kept "nothing".
-                state_token=outcome.state_token if kept or outcome.has_next_state else None,
-            )
-            self._history(monitor, verdict, data, now, conn)
-            if outcome.baselines:
-                # Here, not at the top: only a first observation has baselines to keep.
-                from agentmonitors.runtime.baselines import keep_baselines
-
-                keep_baselines(conn, monitor, outcome.baselines, self.workspace, now)
-            self._materialize_all(monitor, paced.emitted, now, result, conn)
-        result.wake_at(pacing_due_ms(monitor.frontmatter.notify, paced.state, now))
-
-    def _materialize_all(
-        self,
-        monitor: MonitorDefinition,
-        emitted: list[Envelope],
-        now: int,
-        result: TickResult,
-        conn: sqlite3.Connection,
-    ) -> None:
-        if not emitted:
-            return
-        # Here, not at the top: most ticks store no event (an unchanged tree's never does).
-        from agentmonitors.runtime.materialize import materialize
-
-        for envelope in emitted:
-            conn.execute("SAVEPOINT event")
-            try:
-                event = materialize(conn, envelope, self.workspace, now, self.on_event)
-            except Exception as error:
-                conn.execute("ROLLBACK TO event")
-                conn.execute("RELEASE event")
-                log.exception("materializing an event of %s failed", monitor.id)
-                self._history(monitor, "errored", {"error": _message(error)}, now, conn)
-                continue
-            conn.execute("RELEASE event")
-            result.emitted_event_ids.append(event.id)
+        self.storing.observed(monitor, state, outcome, now, result)
 
     def _release_when_not_due(
         self,
@@ -448,66 +347,11 @@ class Runtime:
         now: int,
         result: TickResult,
     ) -> None:
-        """Emit what pacing holds once its time comes, whether or not the source is due.
-
-        A rollup fires in its window minute; a debounce (the default 15 s settle of a
-        high observation included) ends when its settle window does, not at the
-        source's next poll, which for an api-poll monitor can be minutes away.
-        """
-        notify = monitor.frontmatter.notify
-        previous = dict(state.notify_state) if state is not None else {}
-        if not isinstance(notify, RollupPolicy):
-            due = settle_due_ms(previous)
-            if due is None:
-                return
-            if due > now:
-                result.wake_at(due)
-                return
-        try:
-            if isinstance(notify, RollupPolicy):
-                paced = rollup(notify, CapturedMonitor.of(monitor), [], now, previous)
-            else:
-                paced = dispatch(notify, CapturedMonitor.of(monitor), [], now, previous)
-        except ValueError as error:
-            self._record_error(monitor.id, monitor.source_name, str(error), now, result)
-            return
-        result.wake_at(pacing_due_ms(notify, paced.state, now))
-        if paced.state == previous and not paced.emitted:
-            return
-        with self.db.write() as conn:
-            queries.save_monitor_state(
-                conn,
-                monitor.id,
-                self.workspace,
-                now_ms=now,
-                notify_state=paced.state,
-                notify_only=True,
-            )
-            if paced.emitted:
-                self._history(
-                    monitor, "triggered", {"observed": 0, "emitted": len(paced.emitted)}, now, conn
-                )
-                self._materialize_all(monitor, paced.emitted, now, result, conn)
+        problem = self.storing.release_when_not_due(monitor, state, now, result)
+        if problem is not None:
+            self._record_error(monitor.id, monitor.source_name, problem, now, result)
 
     # ------------------------------------------------------------------ errors
-
-    def _history(
-        self,
-        monitor: MonitorDefinition,
-        verdict: str,
-        data: dict[str, Any],
-        now: int,
-        conn: sqlite3.Connection,
-    ) -> None:
-        queries.add_history(
-            conn,
-            monitor_id=monitor.id,
-            workspace=self.workspace,
-            source_name=monitor.source_name,
-            result=verdict,
-            data=data,
-            now_ms=now,
-        )
 
     def _record_error(
         self, monitor_id: str, source_name: str, message: str, now: int, result: TickResult
@@ -566,9 +410,7 @@ class Runtime:
         for monitor_id, source_name in self._known.items():
             if current.get(monitor_id) == source_name:
                 continue
-            forget = getattr(self.registry.get(source_name), "forget", None)
-            if callable(forget):
-                forget(monitor_id)
+            self.registry.traits(source_name).forget(monitor_id)
         self._known = current
         for monitor_id in [key for key in self._floors if key not in current]:
             del self._floors[monitor_id]
@@ -584,8 +426,3 @@ def _restricted(definitions: Definitions, only: frozenset[str]) -> Definitions:
         problems=tuple(problem for problem in definitions.problems if problem.monitor_id in only),
         blocked=tuple(item for item in definitions.blocked if item.monitor.id in only),
     )
-
-
-def _message(error: BaseException) -> str:
-    text = str(error).strip()
-    return text or type(error).__name__

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.sources.base import Source, SourceRegistry
+from agentmonitors.sources.base import Describes, Observes, Source, SourceRegistry
 from agentmonitors.sources.traits import traits_problem
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ def _instantiate(loaded: Any) -> Any:
     """The source an entry point names: the object itself, or what its factory returns."""
     if isinstance(loaded, type):
         return loaded()
-    if callable(getattr(loaded, "observe", None)) and hasattr(loaded, "name"):
+    if isinstance(loaded, Observes):
         return loaded
     if callable(loaded):
         return loaded()
@@ -183,11 +183,13 @@ def source_problem(source: Any) -> str | None:
     name = getattr(source, "name", None)
     if not isinstance(name, str) or not _NAME.match(name):
         return f"its name must be a kebab-case string, got {name!r}"
-    if not callable(getattr(source, "observe", None)):
+    # The protocol's members a source must define itself (``Observes``, ``Describes``);
+    # the rest take their defaults (``traits_problem`` checks those it defines).
+    if not isinstance(source, Observes) or not callable(source.observe):
         return f'source "{name}" has no observe() method'
     if not isinstance(getattr(source, "description", ""), str):
         return f'source "{name}" has a description that is not a string'
-    schema = source.scope_schema if hasattr(source, "scope_schema") else None
+    schema = source.scope_schema if isinstance(source, Describes) else None
     if not isinstance(schema, Mapping):
         return f'source "{name}" has no scope_schema mapping'
     from jsonschema import Draft7Validator

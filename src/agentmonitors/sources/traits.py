@@ -1,32 +1,44 @@
-"""What a source says about itself beyond observing, and the defaults for what it leaves out.
+"""The one base of every source: each member of the ``Source`` protocol with its default.
 
 Everything the rest of the tool needs to know about one kind of source is asked of the
-source: how it is scheduled, which files hint at a change, the template ``init``
-writes, what ``monitor test`` prints after a baseline, the advice ``validate`` adds,
-and what a project monitor of it must have approved. A source states what it needs by
-defining the attributes and methods of :class:`SourceTraits` (inheriting from it is
-the easy way; the bundled sources do, through ``ModelSource``); whatever it leaves out
-takes the default here. So a third-party source that implements only ``name``,
-``description``, ``scope_schema`` and ``observe`` behaves like a plain interval source
-that needs no approval, and one that implements more gets each of those features with
-no change anywhere else.
+source (``sources/base.py``'s ``Source`` protocol lists it): how to observe (in place
+too, or only on an event loop), what to drop when a monitor goes, how it is scheduled,
+which files hint at a change, the template ``init`` writes, what ``monitor test`` prints
+after a baseline, the advice ``validate`` adds, what a project monitor of it must have
+approved, what ``doctor`` says it cannot find and the change ``verify`` makes to prove
+it. A source states what it needs by defining those members; whatever it leaves out
+takes the default in :class:`SourceTraits`. Inheriting from it is the easy way (the
+bundled sources do, through ``ModelSource``); a source that inherits nothing of ours
+is completed here, once, when it is registered (:func:`traits_of`). So a third-party
+source that implements only ``name``, ``description``, ``scope_schema`` and ``observe``
+behaves like a plain interval source that needs no approval, and one that implements
+more gets each of those features with no change anywhere else.
 
-Callers never probe a source themselves: they ask :func:`traits_of` (or the registry's
-``traits``), which fills the gaps.
+Callers never probe a source themselves: they ask the registry's ``traits`` (or
+:func:`traits_of`) for the complete source and call what the protocol says.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
-from agentmonitors.monitor.durations import duration_ms
+from agentmonitors.monitor.durations import duration_ms, human_floor, is_duration
+
+if TYPE_CHECKING:
+    from agentmonitors.sources.file_change import FileTrigger
+    from agentmonitors.sources.observation import ObservationContext, ObservationResult
 
 # A source's cadence when neither it nor the monitor names one.
 DEFAULT_INTERVAL_MS = 30_000
 # The shortest ``interval`` a source takes when it states none of its own.
 DEFAULT_MIN_INTERVAL_MS = 1_000
+
+# What ``verify`` budgets for one observation of a source that is not scheduled by an
+# interval (a cron minute), or whose cadence cannot be read.
+FALLBACK_VERIFY_INTERVAL_MS = 60_000
 
 # The ``init`` flags a source can take, and the watch key each seeds.
 SCAFFOLD_FLAGS = ("glob", "command")
@@ -124,8 +136,6 @@ def interval_floor_problem(
 
     Only an interval that schedules the monitor counts (a cron source ignores it).
     """
-    from agentmonitors.monitor.durations import human_floor, is_duration
-
     interval = config.get("interval")
     if not is_duration(interval):
         return None
@@ -148,11 +158,18 @@ def quoted_list(items: Sequence[str], indent: str = "    ") -> str:
 
 
 class SourceTraits:
-    """The optional part of a source, with its defaults.
+    """Every member of the ``Source`` protocol, with its default.
 
     Override any of these in a source class; :func:`traits_of` fills in the rest for a
-    source that does not inherit from this class.
+    source that does not inherit from this class. ``name``, ``scope_schema`` and
+    ``observe`` are what a source must define itself: registration refuses a plugin
+    without them (``registry.source_problem``), so their defaults here only answer for
+    a name no source has.
     """
+
+    # The ``watch.type`` that selects this source (kebab-case), and one line about it.
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
 
     # Whether the first observation only records a baseline (``monitor test`` then
     # observes twice and prints ``baseline_summary``).
@@ -166,6 +183,54 @@ class SourceTraits:
     scaffold_seeds: ClassVar[Mapping[str, str]] = {}
     # What ``monitor test`` says when a baseline and the run after it see no change.
     baseline_notes: ClassVar[tuple[str, ...]] = DEFAULT_BASELINE_NOTES
+    # Whether ``observe_blocking`` observes in the caller's thread (``daemon once``
+    # then needs no event loop for this source).
+    observes_in_place: ClassVar[bool] = False
+
+    @cached_property
+    def scope_schema(self) -> Mapping[str, Any]:
+        """Draft-07 JSON Schema for the watch block minus ``type``."""
+        return {"type": "object"}
+
+    async def observe(
+        self, config: Mapping[str, Any], context: ObservationContext
+    ) -> ObservationResult:
+        """Observe once: what changed since ``context.previous_state``, and the next state."""
+        del config, context
+        raise RuntimeError(f'source "{self.name}" cannot observe')
+
+    def observe_blocking(
+        self, config: Mapping[str, Any], context: ObservationContext
+    ) -> ObservationResult:
+        """``observe`` without an event loop; only called when ``observes_in_place``."""
+        del config, context
+        raise RuntimeError(f'source "{self.name}" cannot observe in place')
+
+    def forget(self, monitor_id: str) -> None:
+        """Drop what is cached for a monitor that no longer runs."""
+        del monitor_id
+
+    def target_problem(self, config: Mapping[str, Any], workspace: str) -> str | None:
+        """What a valid monitor looks at and cannot find (``doctor``: "its globs match no
+        file"); None: nothing is missing, or the source cannot tell."""
+        del config, workspace
+        return None
+
+    def verify_trigger(self, config: Mapping[str, Any], workspace: str) -> FileTrigger | None:
+        """The file change that proves a monitor to ``verify``; None: the source has no
+        automatic trigger (``--trigger-cmd`` or ``--manual`` is needed). Raises
+        ``file_change.TriggerProblem`` when it has one but cannot prepare it."""
+        del config, workspace
+        return None
+
+    def verify_interval_ms(self, config: Mapping[str, Any]) -> int:
+        """How long ``verify`` expects one observation to take to come round when the
+        monitor authors no ``interval``: the source's own cadence, else a minute."""
+        try:
+            cadence = self.cadence(config)
+        except Exception:  # an odd config: the fallback is a fair guess for a budget
+            return FALLBACK_VERIFY_INTERVAL_MS
+        return cadence.interval_ms if isinstance(cadence, Every) else FALLBACK_VERIFY_INTERVAL_MS
 
     def cadence(self, config: Mapping[str, Any]) -> Cadence:
         """How a monitor with this config is scheduled; ``ValueError`` for a bad value.
@@ -209,6 +274,10 @@ class SourceTraits:
 
 
 _VALUES = (
+    "name",
+    "description",
+    "scope_schema",
+    "observes_in_place",
     "stateful",
     "default_interval_ms",
     "min_interval_ms",
@@ -216,6 +285,12 @@ _VALUES = (
     "baseline_notes",
 )
 _METHODS = (
+    "observe",
+    "observe_blocking",
+    "forget",
+    "target_problem",
+    "verify_trigger",
+    "verify_interval_ms",
     "cadence",
     "config_warnings",
     "file_hints",
@@ -225,6 +300,9 @@ _METHODS = (
     "outside_paths",
 )
 
+# Every member of the protocol (``sources/base.py``'s ``Source``), each defaulted above.
+MEMBERS = (*_VALUES, *_METHODS)
+
 
 class _Filled(SourceTraits):
     """A source that does not inherit :class:`SourceTraits`, with the defaults filled in."""
@@ -232,9 +310,12 @@ class _Filled(SourceTraits):
     def __init__(self, source: object) -> None:
         # An instance attribute hides the class default: what the source defines wins,
         # and a default method still reads the source's own values through ``self``.
-        for name in (*_VALUES, *_METHODS):
-            if hasattr(source, name):
-                setattr(self, name, getattr(source, name))
+        # The one place a source's members are looked up by name: the protocol's list.
+        defined = {name: getattr(source, name) for name in MEMBERS if hasattr(source, name)}
+        if "observe_blocking" in defined and "observes_in_place" not in defined:
+            # A source written before the flag says it observes in place by having the method.
+            defined["observes_in_place"] = True
+        self.__dict__.update(defined)
 
 
 _DEFAULTS = SourceTraits()
@@ -255,8 +336,9 @@ def traits_problem(source: object) -> str | None:
     for method in _METHODS:
         if hasattr(source, method) and not callable(getattr(source, method)):
             return f'source "{name}" has a {method} that is not callable'
-    if hasattr(source, "stateful") and not isinstance(source.stateful, bool):
-        return f'source "{name}" has a stateful that is not true or false'
+    for flag in ("stateful", "observes_in_place"):
+        if not isinstance(getattr(source, flag, False), bool):
+            return f'source "{name}" has a {flag} that is not true or false'
     interval = getattr(source, "default_interval_ms", DEFAULT_INTERVAL_MS)
     if not isinstance(interval, int) or isinstance(interval, bool) or interval <= 0:
         return f'source "{name}" has a default_interval_ms that is not a positive integer'

@@ -32,10 +32,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.sources import git_refs
 from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_globs import resolve_base
+from agentmonitors.sources.incoming_changes import git_refs
+from agentmonitors.sources.incoming_changes import traits as incoming_changes_traits
 from agentmonitors.sources.observation import (
     ChangeKind,
     Observation,
@@ -43,7 +44,7 @@ from agentmonitors.sources.observation import (
     ObservationResult,
 )
 from agentmonitors.sources.reach import repository_approval, repository_outside_paths
-from agentmonitors.sources.traits import Approval, Scaffold, ScaffoldSeed, quoted_list
+from agentmonitors.sources.traits import Approval
 
 # How many ``git cat-file`` reads of changed files run at once.
 _SNAPSHOT_READS = 8
@@ -85,24 +86,11 @@ class IncomingChangesSource(ModelSource):
     stateful = True
     # A git process per run: once a second at most.
     min_interval_ms = 1_000
-    config_model_ref = "agentmonitors.sources.incoming_changes_config:IncomingChangesConfig"
-    scaffold_seeds: ClassVar[Mapping[str, str]] = {"glob": "paths"}
-
-    def scaffold(self, seed: ScaffoldSeed) -> Scaffold:
-        paths = list(seed.patterns) if seed.patterns else ["docs/specs/**"]
-        return Scaffold(
-            watch=(
-                "  # Git pathspecs: report files under these that change whenever the branch\n"
-                "  # moves (a pull, a merge, a rebase or a local commit).\n"
-                f"  paths:\n{quoted_list(paths)}\n"
-                "  # The branch to follow; by default HEAD, whatever is checked out.\n"
-                "  # branch: main\n"
-            ),
-            body=(
-                "Files under the watched paths changed in the latest update of the branch.\n"
-                "Summarise what changed and whether it affects the current work.\n"
-            ),
-        )
+    config_model_ref = "agentmonitors.sources.incoming_changes.config:IncomingChangesConfig"
+    # What it says about itself beyond observing (sources/traits.py).
+    scaffold_seeds: ClassVar[Mapping[str, str]] = incoming_changes_traits.SCAFFOLD_SEEDS
+    scaffold = staticmethod(incoming_changes_traits.scaffold)
+    target_problem = staticmethod(incoming_changes_traits.target_problem)
 
     def approval(self, config: Mapping[str, Any], workspace: str) -> Approval | None:
         return repository_approval(self.observed_config(config, plain_config).cwd, workspace)

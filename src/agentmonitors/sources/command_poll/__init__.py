@@ -26,7 +26,7 @@ from agentmonitors.sources.collections_diff import (
     collection_observations,
     display_object_key,
 )
-from agentmonitors.sources.command_exec import (
+from agentmonitors.sources.command_poll.command_exec import (
     FAILURE_DETAIL_CHARS,
     STDERR_TAIL_CHARS,
     CommandFailure,
@@ -130,7 +130,7 @@ class CommandPollSource(ModelSource):
     stateful = True
     # A process per run: once a second at most (a test of a file, a cheap status).
     min_interval_ms = 1_000
-    config_model_ref = "agentmonitors.sources.command_poll_config:CommandPollConfig"
+    config_model_ref = "agentmonitors.sources.command_poll.config:CommandPollConfig"
     scaffold_seeds: ClassVar[Mapping[str, str]] = {"command": "command"}
 
     def scaffold(self, seed: ScaffoldSeed) -> Scaffold:

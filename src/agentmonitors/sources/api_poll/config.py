@@ -3,7 +3,7 @@
 Kept apart from the observing code in :mod:`agentmonitors.sources.api_poll` so each
 reads on its own; the JSON Schema ``validate`` and ``schema generate`` use is derived
 from :class:`ApiPollConfig`. Loaded only to validate or to describe the block;
-observing reads a validated block with the standard library (``api_poll_plain.py``).
+observing reads a validated block with the standard library (``api_poll/plain.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from agentmonitors.monitor.fields import Duration, Timeout, fail, require_str
-from agentmonitors.sources.api_poll_plain import (
+from agentmonitors.sources.api_poll.plain import (
     MAX_COMPOSITE_PARTS,
     MAX_PART_ID_LENGTH,
     http_url_problem,

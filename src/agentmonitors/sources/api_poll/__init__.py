@@ -11,8 +11,14 @@ from typing import Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.durations import duration_ms
-from agentmonitors.sources import api_poll_traits
-from agentmonitors.sources.api_poll_plain import (
+from agentmonitors.sources.api_poll import traits as api_poll_traits
+from agentmonitors.sources.api_poll.http_fetch import (
+    FetchedResponse,
+    FetchError,
+    fetch,
+    open_client,
+)
+from agentmonitors.sources.api_poll.plain import (
     MAX_COMPOSITE_BYTES,
     MAX_COMPOSITE_CONCURRENCY,
     ApiChangeDetectionSettings,
@@ -32,12 +38,6 @@ from agentmonitors.sources.collections_diff import (
     display_object_key,
     keyed_snapshot_from_state,
 )
-from agentmonitors.sources.http_fetch import (
-    FetchedResponse,
-    FetchError,
-    fetch,
-    open_client,
-)
 from agentmonitors.sources.observation import (
     Observation,
     ObservationContext,
@@ -54,7 +54,7 @@ class ApiPollSource(ModelSource):
     stateful = True
     # A request per run: once a second at most (a local server; a remote one deserves more).
     min_interval_ms = 1_000
-    config_model_ref = "agentmonitors.sources.api_poll_config:ApiPollConfig"
+    config_model_ref = "agentmonitors.sources.api_poll.config:ApiPollConfig"
     # What it says about itself beyond observing (sources/traits.py).
     default_interval_ms = api_poll_traits.DEFAULT_INTERVAL_MS
     baseline_notes = api_poll_traits.BASELINE_NOTES

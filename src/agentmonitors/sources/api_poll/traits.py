@@ -1,6 +1,6 @@
 """What api-poll says about itself beyond observing (see ``sources/traits.py``).
 
-Kept apart from the fetching code in ``api_poll.py``; its source class takes these as
+Kept apart from the fetching code in ``api_poll/__init__.py``; its source class takes these as
 class attributes.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentmonitors.sources.api_poll_plain import ApiPollSettings
+from agentmonitors.sources.api_poll.plain import ApiPollSettings
 from agentmonitors.sources.reach import url_approval
 from agentmonitors.sources.traits import Approval, Scaffold, ScaffoldSeed
 

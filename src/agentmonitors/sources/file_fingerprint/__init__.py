@@ -35,9 +35,10 @@ from typing import Any
 
 from agentmonitors.fastpath.digests import blake2b
 from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.sources import file_fingerprint_traits, reach
 from agentmonitors.sources import plain_config as plain
+from agentmonitors.sources import reach
 from agentmonitors.sources.base import ModelSource
+from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
 from agentmonitors.sources.file_globs import (
     Confinement,
     compile_patterns,
@@ -116,9 +117,11 @@ class FileFingerprintSource(ModelSource):
     name = "file-fingerprint"
     description = "Reports files matching globs that are created, changed or deleted."
     stateful = True
+    # ``daemon once`` observes it in its own thread, with no event loop (tick_blocking).
+    observes_in_place = True
     # Low: file events hint at changes, the interval is only the backstop walk.
     min_interval_ms = 500
-    config_model_ref = "agentmonitors.sources.file_fingerprint_config:FileFingerprintConfig"
+    config_model_ref = "agentmonitors.sources.file_fingerprint.config:FileFingerprintConfig"
     # What it says about itself beyond observing (sources/traits.py).
     baseline_notes = file_fingerprint_traits.BASELINE_NOTES
     scaffold_seeds = file_fingerprint_traits.SCAFFOLD_SEEDS
@@ -126,6 +129,8 @@ class FileFingerprintSource(ModelSource):
     file_hints = staticmethod(file_fingerprint_traits.file_hints)
     approval = staticmethod(reach.glob_approval)
     outside_paths = staticmethod(reach.glob_outside_paths)
+    target_problem = staticmethod(file_fingerprint_traits.target_problem)
+    verify_trigger = staticmethod(file_fingerprint_traits.verify_trigger)
 
     def __init__(self, wall_clock_ns: Callable[[], int] = time.time_ns) -> None:
         # The wall clock that judges whether a file's stat is settled (injectable so a

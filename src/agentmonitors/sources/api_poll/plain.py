@@ -1,6 +1,6 @@
 """api-poll's watch block as observing reads it: limits, URL rule, standard-library reading.
 
-The pydantic models in ``api_poll_config.py`` validate and describe the block; this
+The pydantic models in ``api_poll/config.py`` validate and describe the block; this
 module holds what both sides share (the limits and the URL rule) and reads a validated
 block into :class:`ApiPollSettings` without them (see ``plain_config.py``).
 """
@@ -12,7 +12,7 @@ from typing import Any, Final, Literal
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources import plain_config as plain
-from agentmonitors.sources.http_fetch import MAX_RESPONSE_BYTES
+from agentmonitors.sources.api_poll.http_fetch import MAX_RESPONSE_BYTES
 
 MAX_COMPOSITE_PARTS = 50
 MAX_PART_ID_LENGTH = 256

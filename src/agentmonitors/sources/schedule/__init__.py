@@ -44,7 +44,7 @@ class ScheduleSource(ModelSource):
     name = "schedule"
     description = "Emits one event each time its cron expression matches."
     stateful = False
-    config_model_ref = "agentmonitors.sources.schedule_config:ScheduleConfig"
+    config_model_ref = "agentmonitors.sources.schedule.config:ScheduleConfig"
 
     def cadence(self, config: Mapping[str, Any]) -> Cadence:
         """Its cron decides; an authored ``interval`` is ignored (``config_warnings`` says so)."""
