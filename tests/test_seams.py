@@ -1,6 +1,6 @@
 """Each idea has one home (docs/architecture.md, "Seams").
 
-These read the code. A transport or a source is never told apart by comparing its name
+These read the code. A transport, a source or a host is never told apart by comparing its name
 outside its own module, a source's members are never probed for outside the one place
 that completes a plugin, an import is deferred into a function only where a fast path
 needs it (with the reason written above it), and no module outgrows one reading.
@@ -16,6 +16,7 @@ import agentmonitors
 from agentmonitors.delivery.transports.registry import transports
 from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES
 from agentmonitors.sources.traits import MEMBERS, SourceTraits
+from agentmonitors.transports.hosts import HOSTS
 
 ROOT = Path(agentmonitors.__file__).parent
 
@@ -121,6 +122,10 @@ def test_no_transport_is_told_apart_by_its_name_outside_its_own_module() -> None
 
 def test_no_source_is_told_apart_by_its_name_outside_its_own_folder() -> None:
     assert named_branches(set(BUNDLED_SOURCE_NAMES)) == []
+
+
+def test_no_host_is_told_apart_by_its_name_outside_its_adapter() -> None:
+    assert named_branches(set(HOSTS)) == []
 
 
 def test_no_source_method_is_probed_for() -> None:
