@@ -20,6 +20,7 @@ from agentmonitors.diagnosis.agent_views import (
     snapshot_view,
     summary_view,
 )
+from agentmonitors.monitor.discovery import discover
 
 if TYPE_CHECKING:
     from agentmonitors.store.database import Database
@@ -43,8 +44,6 @@ def file_monitor_check(workspace: str) -> FileMonitorCheck:
     def check(monitor_id: str) -> bool:
         nonlocal known
         if known is None:
-            from agentmonitors.monitor.discovery import discover
-
             scan = discover(workspace)
             known = {monitor.id for monitor in scan.monitors} | {
                 failure.id for failure in scan.errors if failure.id is not None

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 from agentmonitors.lazy_logging import get_logger
+from agentmonitors.paths import prepare_private_dir
 from agentmonitors.store.ids import new_id
 from agentmonitors.store.schema import SCHEMA_VERSION, migrate
 
@@ -62,8 +63,6 @@ def _tighten(path: str, mode: int) -> None:
 
 def prepare_private_directory(path: str) -> None:
     """Create ``path`` owner-only (see ``paths.prepare_private_dir``)."""
-    from agentmonitors.paths import prepare_private_dir
-
     try:
         prepare_private_dir(path)
     except PermissionError as error:

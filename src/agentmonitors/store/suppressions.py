@@ -11,6 +11,7 @@ import sqlite3
 
 from agentmonitors.lazy_logging import get_logger
 from agentmonitors.store.database import Database
+from agentmonitors.store.ids import new_id
 
 log = get_logger("agentmonitors.store")
 
@@ -80,8 +81,6 @@ def suppress_object(
 
     Raises ValueError for a key that is not a scratch object's.
     """
-    from agentmonitors.store.ids import new_id
-
     if not is_synthetic(object_key):
         raise ValueError(f"objectKey {object_key!r} is not a verify scratch object")
     now_s, expires_s = now_ms // 1000, (now_ms + max(ttl_ms, 0) + 999) // 1000
