@@ -23,7 +23,7 @@ from agentmonitors.clock import iso_from_ms, ms_from_iso
 from agentmonitors.delivery.decide import SessionView, high_batch
 from agentmonitors.delivery.diagnose import cap_hold, diagnose
 from agentmonitors.delivery.records import HIGH_URGENCY_SETTLE_MS, DeliveryRow
-from agentmonitors.diagnosis.agent_views import EPHEMERAL_PREFIX, require_session
+from agentmonitors.diagnosis.agent_lookups import EPHEMERAL_PREFIX, require_session
 from agentmonitors.diagnosis.holds import hold_phrase
 from agentmonitors.monitor.cron import next_cron_fire_ms
 from agentmonitors.monitor.discovery import discover

@@ -11,11 +11,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.diagnosis.agent_inspect import inspect_report, rollup_windows
+from agentmonitors.diagnosis.agent_lookups import AgentViewError, FileMonitorCheck, Scope
 from agentmonitors.diagnosis.agent_views import (
     MAX_SUMMARY_OBJECTS,
-    AgentViewError,
-    FileMonitorCheck,
-    Scope,
     diff_view,
     snapshot_view,
     summary_view,
