@@ -159,7 +159,7 @@ def _same(restored: ParseOutcome, outcome: ParseOutcome) -> bool:
 def _holds_credential(outcome: ParseOutcome) -> bool:
     """Whether the outcome carries a credential: in its watch block (a URL's password,
     an ``env`` token, ``auth.password``) or quoted in its parse error."""
-    # Lazy: only a miss writes, and the redaction patterns load re and urllib.
+    # Lazy: only a miss writes, and redaction loads urllib, which a hit never needs.
     from agentmonitors.sources.redact import config_credentials, looks_like_credential
 
     if config_credentials(outcome.watch_raw or {}):
