@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Protocol
 
 
@@ -35,9 +36,6 @@ class ManualClock:
 
 def iso_from_ms(ms: int) -> str:
     """``YYYY-MM-DDTHH:MM:SS.sssZ`` (UTC, ms): every timestamp we print or store as text."""
-    # Here, not at the top: a tick that stores nothing prints no timestamp.
-    from datetime import UTC, datetime
-
     moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
@@ -45,8 +43,6 @@ def iso_from_ms(ms: int) -> str:
 def ms_from_iso(text: str) -> int | None:
     """Parse an ISO-8601 timestamp back to epoch ms; None when it isn't one."""
     try:
-        from datetime import UTC, datetime
-
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except (TypeError, ValueError):
         return None

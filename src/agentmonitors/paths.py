@@ -169,6 +169,7 @@ def fit_socket_path(
     # The kernel limit is in bytes; for ASCII paths this equals the character count.
     if len(encoded) <= MAX_SOCKET_PATH_LENGTH:
         return path
+    # Lazy: only an over-long path needs a digest, and every hook call loads this module.
     from agentmonitors.fastpath.digests import sha256_hex
 
     digest = sha256_hex(encoded)[:16]
@@ -239,8 +240,6 @@ def ensure_private_dir(path: str) -> None:
 
 
 def _agentmonitors_roots() -> tuple[str, ...]:
-    from agentmonitors.workspace import data_root
-
     home_share = os.path.join(os.path.expanduser("~"), ".local", "share")
     return tuple(
         os.path.join(os.path.realpath(root), "agentmonitors") for root in (data_root(), home_share)

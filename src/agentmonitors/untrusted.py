@@ -155,6 +155,7 @@ def _escape_full(text: str, mode: str) -> str:
     ``re`` is loaded only here, off the all-ASCII path."""
     finder = _FINDERS.get(mode)
     if finder is None:
+        # Lazy: the hook path renders all-ASCII text and never loads re.
         import re
 
         codes = sorted(_full_table(mode))

@@ -159,7 +159,7 @@ def _same(restored: ParseOutcome, outcome: ParseOutcome) -> bool:
 def _holds_credential(outcome: ParseOutcome) -> bool:
     """Whether the outcome carries a credential: in its watch block (a URL's password,
     an ``env`` token, ``auth.password``) or quoted in its parse error."""
-    # Here, not at the top: only a miss writes, and the module loads re and urllib.
+    # Lazy: only a miss writes, and redaction loads urllib, which a hit never needs.
     from agentmonitors.sources.redact import config_credentials, looks_like_credential
 
     if config_credentials(outcome.watch_raw or {}):
@@ -266,7 +266,8 @@ class CompiledDefinitions:
             return
         if not _same(restored, outcome):
             return
-        import tempfile  # only a miss writes
+        # Lazy: only a miss writes, and an unchanged tree's `daemon once` never does.
+        import tempfile
 
         try:
             os.makedirs(self.directory, mode=0o700, exist_ok=True)
@@ -318,8 +319,7 @@ class CompiledDefinitions:
         cached = self._checks.get(outcome.file_path)
         if cached is not None and cached[0] is outcome:
             return list(cached[1][0]), list(cached[1][1])
-        # Here, not at the top: a hit never checks, and the checks import the sources'
-        # validation models.
+        # Lazy: a hit never checks, and the checks import the sources' validation models.
         from agentmonitors.catalog.validation import outcome_checks
 
         errors, warnings = outcome_checks(outcome, self.registry)

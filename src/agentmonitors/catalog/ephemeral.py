@@ -8,7 +8,7 @@ nothing a ``MONITOR.md`` could not.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentmonitors.catalog.validation import (
     one_per_mistake,
@@ -16,8 +16,13 @@ from agentmonitors.catalog.validation import (
     unknown_source,
     watch_warnings,
 )
+from agentmonitors.monitor.issues import issues_from_pydantic
 from agentmonitors.monitor.policy import MonitorDefinition, UrgencyBand
 from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.sources.redact import config_credentials
+
+if TYPE_CHECKING:
+    from agentmonitors.monitor.model import Frontmatter
 
 DEFAULT_WATCH_URGENCY = "normal"
 
@@ -44,6 +49,28 @@ def _frontmatter_data(
     return data
 
 
+class _InvalidFrontmatter(Exception):
+    """The frontmatter a declaration makes does not validate: one message per mistake."""
+
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__("; ".join(messages))
+        self.messages = messages
+
+
+def _validated(data: dict[str, Any]) -> Frontmatter:
+    """``data`` through the frontmatter model, as ``validate`` checks a ``MONITOR.md``."""
+    # Lazy: the daemon loads this module at start, pydantic only when a watch is checked or built.
+    from pydantic import ValidationError
+
+    from agentmonitors.monitor.model import Frontmatter
+
+    try:
+        return Frontmatter.model_validate(data)
+    except ValidationError as error:
+        issues = issues_from_pydantic(error, data)
+        raise _InvalidFrontmatter(one_per_mistake([issue.render() for issue in issues])) from None
+
+
 def check_declaration(
     registry: SourceRegistry,
     source_name: str,
@@ -66,20 +93,12 @@ def check_declaration(
     if problems:
         raise DeclarationError(f'Invalid scope for source "{source_name}": {"; ".join(problems)}')
     refuse_credentials(scope)
-    # Here, not at the top: every tick imports this module, and pydantic is only
-    # needed when a watch's definition is (re)built.
-    from pydantic import ValidationError
-
-    from agentmonitors.monitor.issues import issues_from_pydantic
-    from agentmonitors.monitor.model import Frontmatter
-
     data = _frontmatter_data(source_name, scope, urgency or DEFAULT_WATCH_URGENCY, None)
     try:
-        frontmatter = Frontmatter.model_validate(data)
-    except ValidationError as error:
-        messages = one_per_mistake([issue.render() for issue in issues_from_pydantic(error, data)])
+        frontmatter = _validated(data)
+    except _InvalidFrontmatter as invalid:
         raise DeclarationError(
-            f"Invalid ephemeral monitor declaration: {'; '.join(messages)}"
+            f"Invalid ephemeral monitor declaration: {'; '.join(invalid.messages)}"
         ) from None
     if display_name is not None and not display_name.strip():
         raise DeclarationError(
@@ -100,10 +119,6 @@ def refuse_credentials(scope: Mapping[str, Any]) -> None:
     like a token. The daemon's own environment is where a secret belongs: the command
     inherits it, and api-poll reads ``auth.token-env`` from it.
     """
-    # Here, not at the top: every tick imports this module, and only a declaration
-    # needs the redaction patterns.
-    from agentmonitors.sources.redact import config_credentials
-
     found = config_credentials(scope)
     if not found:
         return
@@ -138,19 +153,11 @@ def watch_definition(
     ``name`` does) and the instruction is the body (so it is the event body when the
     observation brings none). A watch has no file: ``file_path`` is empty.
     """
-    # Here, not at the top: every tick imports this module, and pydantic is only
-    # needed when a watch's definition is (re)built.
-    from pydantic import ValidationError
-
-    from agentmonitors.monitor.issues import issues_from_pydantic
-    from agentmonitors.monitor.model import Frontmatter
-
     data = _frontmatter_data(source_name, scope, band, display_name or None)
     try:
-        frontmatter = Frontmatter.model_validate(data)
-    except ValidationError as error:
-        messages = [issue.render() for issue in issues_from_pydantic(error, data)]
-        raise ValueError("; ".join(one_per_mistake(messages))) from None
+        frontmatter = _validated(data)
+    except _InvalidFrontmatter as invalid:
+        raise ValueError("; ".join(invalid.messages)) from None
     return MonitorDefinition(
         id=monitor_id,
         file_path="",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -24,8 +25,10 @@ from typing import TYPE_CHECKING, Any
 from agentmonitors.agent_env import agent_variable
 from agentmonitors.fastpath.digests import sha256
 from agentmonitors.fastpath.lean_dataclass import dataclass
+from agentmonitors.monitor.parse import ParseFailure, parse_monitor_file
 from agentmonitors.paths import prepare_private_dir
 from agentmonitors.sources.permit import Permit
+from agentmonitors.sources.registry import load_registry
 from agentmonitors.sources.traits import Approval
 from agentmonitors.workspace import user_monitors_dir, workspace_data_dir, write_private_file
 
@@ -85,8 +88,6 @@ def approval_refusal(without_terminal: bool, flag: str = "--yes") -> str | None:
         )
     if without_terminal:
         return None
-    import sys
-
     if sys.stdin is not None and sys.stdin.isatty():
         return None
     return (
@@ -276,13 +277,9 @@ def approve_file(
 
     ``registry`` defaults to the bundled sources plus the installed plugins.
     """
-    from agentmonitors.monitor.parse import ParseFailure, parse_monitor_file
-
     outcome = parse_monitor_file(file_path, "project")
     if isinstance(outcome, ParseFailure):
         return None
     if registry is None:
-        from agentmonitors.sources.registry import load_registry
-
         registry = load_registry()
     return approve_monitor(outcome, workspace, registry)

@@ -104,8 +104,7 @@ def _under_watch(lines: LineLookup | None) -> LineLookup | None:
 
 def watch_warnings(source: Source, config: dict[str, Any], lines: LineLookup | None) -> list[str]:
     """Unknown keys in a watch block (``type`` aside), at any depth its source models."""
-    # Here, not at the top: it walks pydantic models, which a monitor read back from
-    # the compiled-definition cache never needs.
+    # Lazy: it walks pydantic models, which a cached monitor and the daemon's start never need.
     from agentmonitors.monitor.unknown_keys import model_unknown_key_warnings, unknown_key_warning
 
     # ``interval`` belongs to the runtime for every source.

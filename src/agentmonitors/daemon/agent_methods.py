@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.daemon.server import Method, ParamDeclaration, ParamSpec, RequestError, params
+from agentmonitors.diagnosis.agent_verbs import METHODS, AgentViewError, answer
 
 if TYPE_CHECKING:
     from agentmonitors.clock import Clock
@@ -35,12 +36,8 @@ def agent_methods(
     socket_path: str,
     leased: Callable[[str], frozenset[str]],
 ) -> dict[str, Method]:
-    from agentmonitors.diagnosis.agent_verbs import METHODS
-
     def method(verb: str) -> Method:
         async def handler(request: dict[str, Any]) -> Any:
-            from agentmonitors.diagnosis.agent_verbs import AgentViewError, answer
-
             asked = request.get("workspacePath", workspace)
             if asked != workspace:
                 raise RequestError(f"this daemon serves {workspace}, not {asked}")

@@ -5,22 +5,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import signal
 import time
 from collections.abc import Callable
 from typing import Any
 
 from agentmonitors.catalog.definitions import Definitions
-from agentmonitors.clock import Clock, SystemClock
+from agentmonitors.clock import Clock, SystemClock, iso_from_ms
 from agentmonitors.daemon.boot import open_boot_session
 from agentmonitors.daemon.channels import channel_attached
 from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.daemon.db_lock import DatabaseLock
-from agentmonitors.daemon.server import DaemonServer, Method, RequestError, params
+from agentmonitors.daemon.method_table import method_table
+from agentmonitors.daemon.server import DaemonServer, RequestError
+from agentmonitors.daemon.store_reopen import reopen_store
+from agentmonitors.delivery.service import DeliveryService
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.runtime.tick import TickResult
 from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.sources.file_hints import FileHintWatcher
 from agentmonitors.store import queries
 from agentmonitors.store.database import Database, StoreError
 from agentmonitors.workspace import DEFAULT_POLL_MS, DEFAULT_REAP_AFTER_MS
@@ -90,8 +93,6 @@ class Daemon:
         )
         if options.only_monitor is not None:
             self.runtime.only = frozenset({options.only_monitor})
-        from agentmonitors.delivery.service import DeliveryService
-
         self.delivery = DeliveryService(self.db, self.clock)
         self.delivery.request_refresh = self._schedule_refresh
         self._refresh_pending: set[str] = set()
@@ -113,161 +114,15 @@ class Daemon:
         self._last_errored: set[tuple[str, str]] = set()
         # Set when the database file was deleted or replaced under the daemon.
         self.store_reopened: dict[str, Any] | None = None
-        self.server = DaemonServer(options.socket_path, self._methods())
+        self.server = DaemonServer(options.socket_path, method_table(self))
 
-    # ------------------------------------------------------------------ methods
+    # ------------------------------------------------------------------ for the methods
 
-    def _methods(self) -> dict[str, Method]:
-        from agentmonitors.daemon.agent_methods import agent_methods
-        from agentmonitors.daemon.approvals import blocked_method
-        from agentmonitors.daemon.delivery_methods import delivery_methods
-        from agentmonitors.daemon.holds_method import pacing_method
-        from agentmonitors.daemon.watch_methods import watch_methods
-
-        return {
-            **delivery_methods(self.delivery),
-            # A new watch is observed at once: its baseline is what later changes are
-            # measured against.
-            **watch_methods(
-                self.db,
-                self.registry,
-                self.clock,
-                self.options.workspace,
-                lambda monitor_id: self._on_hint({monitor_id}),
-            ),
-            # snapshot, diff, summary, inspect: read-only, with this daemon's clock and leases.
-            **agent_methods(
-                self.db,
-                self.clock,
-                workspace=self.options.workspace,
-                socket_path=self.options.socket_path,
-                leased=self.delivery.reservations.leased,
-            ),
-            "monitor.blocked": blocked_method(self.runtime),
-            "monitor.pacing": pacing_method(self.runtime, self.db, self.clock),
-            "stop": Method(self._m_stop, params()),
-            "status": Method(self._m_status, params()),
-            "history.list": Method(
-                self._m_history,
-                params(
-                    monitorId=(str, False),
-                    workspacePath=(str, False),
-                    limit=(int, False),
-                    withTotal=(bool, False),
-                ),
-            ),
-            "daemon.tick": Method(
-                self._m_tick, params(monitorsDir=(str, False), workspacePath=(str, False))
-            ),
-            "doctor.report": Method(
-                self._m_doctor,
-                params(
-                    monitorsDir=(str, False),
-                    workspacePath=(str, False),
-                    historyLimit=(int, False),
-                    socketPath=(str, False),
-                    home=(str, False),
-                    dataRoot=(str, False),
-                    version=(str, False),
-                ),
-            ),
-            "monitor.explain": Method(
-                self._m_explain,
-                params(
-                    monitorId=(str, True),
-                    monitorsDir=(str, False),
-                    workspacePath=(str, False),
-                    historyLimit=(int, False),
-                    eventLimit=(int, False),
-                ),
-            ),
-        }
-
-    async def _m_stop(self, _: dict[str, Any]) -> Any:
-        self.request_stop()
-        return {"stopping": True, "pid": os.getpid()}
-
-    async def _m_status(self, _: dict[str, Any]) -> Any:
-        self._require_store()
-        counts = queries.session_counts(self.db)
-        return {
-            "sessions": counts["total"],
-            "activeSessions": counts["active"],
-            "dormantSessions": counts["dormant"],
-            "events": queries.count_rows(self.db, "monitor_events"),
-            "pid": os.getpid(),
-            "reapAfterMs": self.options.reap_after_ms,
-            "workspacePath": self.options.workspace,
-            "uptimeMs": self.clock.now_ms() - self.started_at_ms,
-            "fileEvents": self._file_events_status(),
-            "database": {"path": self.options.db_path, "reopened": self.store_reopened},
-        }
-
-    async def _m_history(self, request: dict[str, Any]) -> Any:
-        limit = request.get("limit", queries.DEFAULT_HISTORY_LIMIT)
-        if limit < 0:
-            raise RequestError("limit must not be negative")
-        monitor_id, workspace = request.get("monitorId"), request.get("workspacePath")
-        listed = [
-            row.to_json()
-            for row in queries.list_history(
-                self.db, monitor_id=monitor_id, workspace=workspace, limit=limit
-            )
-        ]
-        if not request.get("withTotal"):
-            return listed  # the compatible shape: a bare array
-        # Additive: how many there are in all, so a listing can say what it left out.
-        total = queries.count_history(self.db, monitor_id=monitor_id, workspace=workspace)
-        return {"observations": listed, "total": total}
-
-    async def _m_tick(self, request: dict[str, Any]) -> Any:
-        workspace = request.get("workspacePath", self.options.workspace)
-        if workspace != self.options.workspace:
-            raise RequestError(f"this daemon serves {self.options.workspace}, not {workspace}")
-        self._require_store()
-        result = await self.runtime.tick()
-        self._report(result)
-        return result.to_json()
-
-    def _require_store(self) -> None:
+    def require_store(self) -> None:
         if not self.check_store():
             raise RequestError(
                 f"database {self.options.db_path} cannot be reopened; the daemon is stopping"
             )
-
-    async def _m_doctor(self, request: dict[str, Any]) -> Any:
-        from agentmonitors.diagnosis.doctor import build_report, doctor_context
-
-        self._require_store()
-        ctx = doctor_context(
-            request,
-            workspace=self.options.workspace,
-            monitors_dir=self.options.monitors_dir,
-            socket_path=self.options.socket_path,
-            now_ms=self.clock.now_ms(),
-            diagnose=self.delivery.diagnose,
-            runtime=self.runtime,
-            store_reopened=self.store_reopened,
-            db_path=self.options.db_path,
-        )
-        return build_report(self.db, self.registry, ctx)
-
-    async def _m_explain(self, request: dict[str, Any]) -> Any:
-        from agentmonitors.diagnosis.explain import explain_monitor
-
-        return explain_monitor(
-            self.db,
-            self.registry,
-            monitor_id=request["monitorId"],
-            workspace=request.get("workspacePath", self.options.workspace),
-            monitors_dir=request.get("monitorsDir") or self.options.monitors_dir,
-            history_limit=request.get("historyLimit", 10),
-            event_limit=request.get("eventLimit", 10),
-            now_ms=self.clock.now_ms(),
-            runtime=self.runtime,
-            leases=self.delivery.reservations.leased,
-            socket_path=self.options.socket_path,
-        )
 
     # ------------------------------------------------------------------ loop
 
@@ -303,11 +158,12 @@ class Daemon:
         self._stop.set()
         self._wake.set()
 
-    def _on_hint(self, monitor_ids: set[str]) -> None:
+    def hint(self, monitor_ids: set[str]) -> None:
+        """Observe these monitors at the next wake (a file event, a new watch)."""
         self._hinted |= monitor_ids
         self._wake.set()
 
-    def _file_events_status(self) -> dict[str, Any]:
+    def file_events_status(self) -> dict[str, Any]:
         hints = self._hints
         if hints is None:
             return {"available": False, "problem": "not started"}
@@ -364,14 +220,12 @@ class Daemon:
 
     async def run(self) -> int:
         """Serve until stopped; returns the process exit code."""
-        from agentmonitors.sources.file_hints import FileHintWatcher
-
         loop = asyncio.get_running_loop()
         database_lock = await self._start_serving(loop)
         if self.options.boot_session is not None:
             open_boot_session(self.delivery, self.options.boot_session, self.options.workspace)
         self.out(f"AgentMon daemon listening on {self.options.socket_path}")
-        self._hints = FileHintWatcher(self._on_hint)
+        self._hints = FileHintWatcher(self.hint)
         serving = asyncio.create_task(self.server.serve_forever())
         try:
             # Watch first, then reconcile every file monitor: a change made while no
@@ -425,22 +279,19 @@ class Daemon:
         return 0
 
     def check_store(self) -> bool:
-        """Reopen the database when its file was deleted or replaced under the daemon.
+        """Reopen the database when its file was deleted or replaced under the daemon
+        (``daemon/store_reopen.py``).
 
-        SQLite would go on writing to the unlinked file and every event after it
-        would be gone at the next start, silently. A deleted store is recreated fresh
-        with the sessions carried over, so running sessions keep being served; a
-        replaced one is used as it is. Either way the log and ``daemon status`` say so;
-        a store that cannot be reopened stops the daemon, so the next hook boots one
-        that reports the problem. Returns whether the store is usable.
+        Either way the log and ``daemon status`` say so; a store that cannot be reopened
+        stops the daemon, so the next hook boots one that reports the problem. Returns
+        whether the store is usable.
         """
         problem = self.db.file_problem()
         if problem is None:
             return True
         path = self.options.db_path
-        sessions = _session_rows(self.db) if problem == "deleted" else []
         try:
-            self.db.reopen()
+            kept = reopen_store(self.db, problem)
         except StoreError as error:
             self.out(
                 f"AgentMon database {path} was {problem} while the daemon ran and cannot be"
@@ -450,9 +301,6 @@ class Daemon:
             return False
         # Leases held rows of the old store; they mean nothing in this one.
         self.delivery.reservations.clear()
-        kept = _restore_sessions(self.db, sessions)
-        from agentmonitors.clock import iso_from_ms
-
         self.store_reopened = {
             "reason": problem,
             "at": iso_from_ms(self.clock.now_ms()),
@@ -476,7 +324,7 @@ class Daemon:
             log.debug("tick failed", exc_info=True)
             log.error("AgentMon runtime tick failed: %s", error)
             return None
-        self._report(result)
+        self.report(result)
         return result
 
     def _next_tick_delay_s(self, result: TickResult | None) -> float:
@@ -487,7 +335,7 @@ class Daemon:
             delay_ms = min(delay_ms, max(MIN_TICK_GAP_MS, until))
         return delay_ms / 1000
 
-    def _report(self, result: TickResult) -> None:
+    def report(self, result: TickResult) -> None:
         """Log what a tick emitted or what failed, from the loop or asked for over IPC."""
         # A broken monitor errors on every tick; say so when it starts or changes,
         # not once a second in the log.
@@ -514,33 +362,3 @@ class Daemon:
             return False
         limit = reap_after if self._seen_session else max(reap_after, BOOT_GRACE_MS)
         return now - self._idle_since_ms >= limit
-
-
-def _session_rows(db: Database) -> list[dict[str, Any]]:
-    """The sessions still readable through the connection to a deleted file."""
-    try:
-        with db.read() as conn:
-            rows = conn.execute("SELECT * FROM agent_sessions").fetchall()
-    except StoreError:
-        log.warning("cannot read the sessions of the deleted database", exc_info=True)
-        return []
-    return [dict(row) for row in rows]
-
-
-def _restore_sessions(db: Database, rows: list[dict[str, Any]]) -> int:
-    """Insert ``rows`` into the (fresh) store; how many were new there."""
-    kept = 0
-    try:
-        with db.write() as conn:
-            for row in rows:
-                columns = ", ".join(row)
-                marks = ", ".join("?" for _ in row)
-                cursor = conn.execute(
-                    f"INSERT OR IGNORE INTO agent_sessions ({columns}) VALUES ({marks})",
-                    tuple(row.values()),
-                )
-                kept += cursor.rowcount
-    except StoreError:
-        log.warning("cannot carry the sessions over to the new database", exc_info=True)
-        return 0
-    return kept

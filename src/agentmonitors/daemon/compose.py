@@ -21,7 +21,7 @@ from agentmonitors.store.records import EventRow
 def _project(
     conn: sqlite3.Connection, event: EventRow, previous_snapshot: str | None, now_ms: int
 ) -> list[str]:
-    # Imported on the first event: most ticks (every one of an unchanged tree) store none.
+    # Lazy: most ticks (every one of an unchanged tree) store no event to project.
     from agentmonitors.delivery.projection import project_event
 
     return project_event(conn, event, previous_snapshot, now_ms)

@@ -15,35 +15,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from typing import TYPE_CHECKING, Any
+import time
+from typing import Any
 
+from agentmonitors.daemon.process_lock import take_process_lock
 from agentmonitors.daemon.server import DaemonAlreadyRunning
 from agentmonitors.fastpath.digests import sha256_hex
 from agentmonitors.paths import prepare_private_dir
 from agentmonitors.store.database import is_memory
 from agentmonitors.workspace import data_root, write_private_file
 
-if TYPE_CHECKING:
-    import filelock
-
 # The holder writes its socket just after taking the lock; a second daemon that finds
 # the lock taken waits this long for that line before saying it does not know it.
 _HOLDER_WAIT_S = 1.0
 _HOLDER_POLL_S = 0.05
-
-
-def process_lock(path: str) -> filelock.BaseFileLock:
-    """An exclusive, non-blocking lock on ``path`` that dies with this process.
-
-    Never a soft marker file (a SIGKILL would leave it behind), and not thread-local:
-    ``release`` may run on another thread than ``acquire``. Used for the socket's lock
-    and the database's.
-    """
-    import filelock
-
-    return filelock.FileLock(
-        path, timeout=0, mode=0o600, thread_local=False, fallback_to_soft=False
-    )
 
 
 class DatabaseInUse(DaemonAlreadyRunning):
@@ -129,14 +114,10 @@ class DatabaseLock:
         """Take the lock, or raise :class:`DatabaseInUse` naming the holder's socket."""
         if self.path is None:
             return
-        import filelock
-
         prepare_private_dir(os.path.dirname(self.path))
-        lock = process_lock(self.path)
-        try:
-            lock.acquire()
-        except filelock.Timeout:
-            raise DatabaseInUse(self.db_path, self._wait_for_holder()) from None
+        lock = take_process_lock(self.path)
+        if lock is None:
+            raise DatabaseInUse(self.db_path, self._wait_for_holder())
         self._lock = lock
         write_private_file(
             _holder_path(self.path),
@@ -144,8 +125,6 @@ class DatabaseLock:
         )
 
     def _wait_for_holder(self) -> str | None:
-        import time
-
         assert self.path is not None
         deadline = time.monotonic() + _HOLDER_WAIT_S
         while True:

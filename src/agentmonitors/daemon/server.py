@@ -21,6 +21,7 @@ import stat
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, get_args
 
+from agentmonitors.daemon.process_lock import take_process_lock
 from agentmonitors.daemon.protocol import (
     MAX_REQUEST_BYTES,
     PROBE_TIMEOUT_S,
@@ -30,6 +31,7 @@ from agentmonitors.daemon.protocol import (
     encode_message,
 )
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
+from agentmonitors.paths import SocketPathError, folder_problem, prepare_private_dir
 
 logger = logging.getLogger("agentmonitors.daemon")
 
@@ -54,8 +56,6 @@ class DaemonAlreadyRunning(Exception):
 
 
 def _refused(socket_path: str, problem: str) -> OSError:
-    from agentmonitors.paths import SocketPathError
-
     return SocketPathError(
         f"Refusing to listen at {socket_path}: {problem}. Clients only connect to a socket"
         " you own in a folder only you can write; choose such a place (the default needs"
@@ -229,7 +229,7 @@ class DaemonServer:
         self.methods.update(methods)
         # asyncio.Event binds to a loop only on first use, so creating it here is safe.
         self.stopped = asyncio.Event()
-        self._lock: Any = None  # filelock.FileLock; imported lazily in start()
+        self._lock: Any = None  # the socket's process lock, taken in start()
         self._server: asyncio.Server | None = None
         self._socket_identity: tuple[int, int] | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -246,8 +246,6 @@ class DaemonServer:
         if self._started:
             raise RuntimeError("server already started")
         self._started = True
-        from agentmonitors.paths import folder_problem, prepare_private_dir
-
         folder = os.path.dirname(os.path.abspath(self.socket_path))
         prepare_private_dir(folder)
         # Clients never connect where someone else could swap the socket
@@ -264,15 +262,9 @@ class DaemonServer:
             raise
 
     def _acquire_lock(self) -> None:
-        import filelock
-
-        from agentmonitors.daemon.db_lock import process_lock
-
-        lock = process_lock(self.socket_path + ".lock")
-        try:
-            lock.acquire()
-        except filelock.Timeout:
-            raise DaemonAlreadyRunning(self.socket_path) from None
+        lock = take_process_lock(self.socket_path + ".lock")
+        if lock is None:
+            raise DaemonAlreadyRunning(self.socket_path)
         self._lock = lock
 
     def _release_lock(self) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import os
 
+from agentmonitors.paths import prepare_private_dir, python_command
+
 # Imports only for annotations: ``session start`` loads this module.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,8 +44,6 @@ def spawn_daemon(args: list[str], env: dict[str, str], log_path: str, cwd: str) 
     absolutely. Its stdout and stderr are the log from the first byte, so a crash
     before its logging is set up still lands there.
     """
-    from agentmonitors.paths import prepare_private_dir, python_command
-
     prepare_private_dir(os.path.dirname(os.path.abspath(log_path)))
     rotate_log(log_path, log_max_bytes())
     argv = python_command("-m", "agentmonitors", "daemon", "run", *args, "--log", log_path)

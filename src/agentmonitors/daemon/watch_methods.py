@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agentmonitors.catalog.ephemeral import DeclarationError, check_declaration
+from agentmonitors.catalog.ephemeral import DeclarationError, check_declaration, watch_definition
+from agentmonitors.catalog.trust import is_approved, read_ledger, requirement_for
 from agentmonitors.clock import Clock
 from agentmonitors.daemon.server import Method, RequestError, params
 from agentmonitors.delivery.records import SessionNotFound
@@ -112,9 +113,6 @@ def _awaiting_approval(row: Any, registry: SourceRegistry, workspace: str) -> st
     ``MONITOR.md`` (docs/security.md): a watch inside the project runs at once; one
     that runs a command, fetches a URL or reads outside waits for the user.
     """
-    from agentmonitors.catalog.ephemeral import watch_definition
-    from agentmonitors.catalog.trust import is_approved, read_ledger, requirement_for
-
     try:
         definition = watch_definition(
             row.id, row.source_name, row.scope, row.band, row.instruction, row.display_name

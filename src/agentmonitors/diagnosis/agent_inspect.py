@@ -23,8 +23,11 @@ from agentmonitors.clock import iso_from_ms, ms_from_iso
 from agentmonitors.delivery.decide import SessionView, high_batch
 from agentmonitors.delivery.diagnose import cap_hold, diagnose
 from agentmonitors.delivery.records import HIGH_URGENCY_SETTLE_MS, DeliveryRow
-from agentmonitors.diagnosis.agent_views import EPHEMERAL_PREFIX, require_session
+from agentmonitors.diagnosis.agent_lookups import EPHEMERAL_PREFIX, require_session
 from agentmonitors.diagnosis.holds import hold_phrase
+from agentmonitors.monitor.cron import next_cron_fire_ms
+from agentmonitors.monitor.discovery import discover
+from agentmonitors.monitor.policy import RollupPolicy
 from agentmonitors.runtime.notify import pending_count
 from agentmonitors.store.records import iso_from_seconds, loads
 
@@ -391,8 +394,6 @@ def _notify_entry(
 
 
 def _next_window(monitor_id: str, now_ms: int, window_of: WindowOf | None) -> int | None:
-    from agentmonitors.monitor.cron import next_cron_fire_ms
-
     found = window_of(monitor_id) if window_of is not None else None
     if found is None:
         return None
@@ -469,9 +470,6 @@ def rollup_windows(workspace: str) -> WindowOf:
     def window_of(monitor_id: str) -> tuple[str, str] | None:
         nonlocal loaded
         if not loaded:
-            from agentmonitors.monitor.discovery import discover
-            from agentmonitors.monitor.policy import RollupPolicy
-
             loaded = True
             for monitor in discover(workspace).monitors:
                 notify = monitor.frontmatter.notify

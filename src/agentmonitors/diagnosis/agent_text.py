@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,8 +13,6 @@ from agentmonitors.untrusted import clean_block, clean_line
 def shell_arg(value: Any) -> str:
     """A value of ours or of a store (a monitor id, an object key) as one shell word, for a
     command a message suggests; shown on one line."""
-    import shlex
-
     return shlex.quote(_line(value))
 
 

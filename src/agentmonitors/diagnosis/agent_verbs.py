@@ -11,15 +11,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.diagnosis.agent_inspect import inspect_report, rollup_windows
+from agentmonitors.diagnosis.agent_lookups import AgentViewError, FileMonitorCheck, Scope
 from agentmonitors.diagnosis.agent_views import (
     MAX_SUMMARY_OBJECTS,
-    AgentViewError,
-    FileMonitorCheck,
-    Scope,
     diff_view,
     snapshot_view,
     summary_view,
 )
+from agentmonitors.monitor.discovery import discover
 
 if TYPE_CHECKING:
     from agentmonitors.store.database import Database
@@ -43,8 +42,6 @@ def file_monitor_check(workspace: str) -> FileMonitorCheck:
     def check(monitor_id: str) -> bool:
         nonlocal known
         if known is None:
-            from agentmonitors.monitor.discovery import discover
-
             scan = discover(workspace)
             known = {monitor.id for monitor in scan.monitors} | {
                 failure.id for failure in scan.errors if failure.id is not None

@@ -11,10 +11,19 @@ monitor, object, point or session at fault.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 
-from agentmonitors.clock import ms_from_iso
+from agentmonitors.diagnosis.agent_lookups import (
+    AgentViewError,
+    FileMonitorCheck,
+    Scope,
+    check_monitor,
+    diff_strategy,
+    latest_snapshot,
+    pick_object,
+    resolve_point,
+    snapshot_before,
+)
 from agentmonitors.diagnosis.object_keys import (
     MAX_LISTED_KEYS,
     event_object_keys,
@@ -22,252 +31,12 @@ from agentmonitors.diagnosis.object_keys import (
     resolve_object_key,
 )
 from agentmonitors.diff import JSON_DIFF_STRATEGY, build_diff
-from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.store.records import iso_from_seconds, loads
 
-EPHEMERAL_PREFIX = "ephemeral:"
 MAX_SNAPSHOT_CHARS = 16_000
 """A snapshot longer than this is cut (the answer says so and gives the full length)."""
 MAX_SUMMARY_OBJECTS = 20
 """``summary`` without ``--object`` covers at most this many objects (newest first)."""
-
-# Tells whether a monitor id is defined by a file (ids of ephemeral monitors are
-# checked against their table instead).
-FileMonitorCheck = Callable[[str], bool]
-
-
-class AgentViewError(ValueError):
-    """A verb cannot answer; the message says why and what to pass instead."""
-
-
-@dataclass(frozen=True)
-class Scope:
-    """Where a verb reads: the workspace, the session asking (if any), and the folder the
-    asker stands in (a relative object key is read from there first)."""
-
-    workspace: str | None
-    session_id: str | None = None
-    cwd: str | None = None
-
-
-# --------------------------------------------------------------------------- lookups
-
-
-def require_session(conn: sqlite3.Connection, session_id: str) -> sqlite3.Row:
-    """The session's row; the message is the one every session command prints."""
-    row: sqlite3.Row | None = conn.execute(
-        "SELECT * FROM agent_sessions WHERE id = ?", (session_id,)
-    ).fetchone()
-    if row is None:
-        raise AgentViewError(
-            f"Session not found: {session_id}. Run `agentmonitors session list` to find a"
-            " session id."
-        )
-    return row
-
-
-def _check_monitor(
-    conn: sqlite3.Connection, scope: Scope, monitor_id: str, is_file_monitor: FileMonitorCheck
-) -> None:
-    """Refuse an unknown id, and an ephemeral one read outside its own session.
-
-    An ephemeral monitor's data belongs to the session that declared it: a read that
-    names no session, or another one, is refused the way ``watch cancel`` refuses it.
-    """
-    if scope.session_id is not None:
-        require_session(conn, scope.session_id)
-    if monitor_id.startswith(EPHEMERAL_PREFIX):
-        owner = conn.execute(
-            "SELECT session_id FROM ephemeral_monitors WHERE id = ?", (monitor_id,)
-        ).fetchone()
-        if owner is None or (scope.session_id is not None and owner[0] != scope.session_id):
-            where = f" for session {scope.session_id}" if scope.session_id else ""
-            raise AgentViewError(f"Ephemeral monitor {monitor_id} was not found{where}.")
-        if scope.session_id is None:
-            raise AgentViewError(
-                f"{monitor_id} is an ephemeral monitor of session {owner[0]}: pass"
-                f" --session {owner[0]} to read it."
-            )
-        return
-    stored = conn.execute(
-        "SELECT 1 FROM monitor_events WHERE monitor_id = ? AND workspace_path IS ? LIMIT 1",
-        (monitor_id, scope.workspace),
-    ).fetchone()
-    if stored is None and not is_file_monitor(monitor_id):
-        raise AgentViewError(
-            f'Unknown monitor id "{monitor_id}": no monitor file defines it, it is no'
-            " ephemeral monitor, and nothing is stored for it in this workspace. Run"
-            " `agentmonitors scan` to list the monitors."
-        )
-
-
-def _object_keys(conn: sqlite3.Connection, scope: Scope, monitor_id: str) -> list[str]:
-    """The objects with a stored snapshot, most recently changed first."""
-    rows = conn.execute(
-        "SELECT object_key, MAX(created_at) AS at, MAX(id) AS last FROM monitor_snapshots"
-        " WHERE monitor_id = ? AND workspace_path IS ? GROUP BY object_key"
-        " ORDER BY at DESC, last DESC",
-        (monitor_id, scope.workspace),
-    ).fetchall()
-    return [str(row[0]) for row in rows]
-
-
-def _pick_object(
-    conn: sqlite3.Connection, scope: Scope, monitor_id: str, object_key: str | None
-) -> str | list[str]:
-    """The object to read, or every key when the monitor watches several and none was named."""
-    keys = _object_keys(conn, scope, monitor_id)
-    if object_key is not None:
-        found = resolve_object_key(object_key, keys, workspace=scope.workspace, cwd=scope.cwd)
-        if found is None:
-            raise AgentViewError(
-                f'Monitor {monitor_id} has no stored snapshot of object "{object_key}"'
-                f" (objects with snapshots: {key_listing(keys, monitor_id)})."
-            )
-        return found
-    if not keys:
-        raise AgentViewError(
-            f"Monitor {monitor_id} has no stored snapshot yet: it has not observed a change"
-            " that carries one. `agentmonitors monitor explain "
-            f"{monitor_id}` shows where it stands."
-        )
-    if len(keys) == 1:
-        return keys[0]
-    return keys
-
-
-@dataclass(frozen=True)
-class _Point:
-    """One stored snapshot of an object."""
-
-    snapshot_id: str
-    event_id: str
-    content: str
-    created_at: int
-
-    def to_json(self, kind: str, point: str | None) -> dict[str, Any]:
-        return {
-            "kind": kind,
-            "point": point,
-            # A snapshot kept from a baseline came with no event.
-            "eventId": self.event_id or None,
-            "baseline": not self.event_id,
-            "capturedAt": iso_from_seconds(self.created_at),
-        }
-
-
-_SNAPSHOT_COLUMNS = "SELECT id, event_id, content, created_at FROM monitor_snapshots"
-_OBJECT_MATCH = " WHERE monitor_id = ? AND object_key = ? AND workspace_path IS ?"
-
-
-def _point(row: sqlite3.Row | tuple[Any, ...] | None) -> _Point | None:
-    if row is None:
-        return None
-    return _Point(str(row[0]), str(row[1]), str(row[2]), int(row[3]))
-
-
-def _latest(conn: sqlite3.Connection, scope: Scope, monitor_id: str, key: str) -> _Point | None:
-    return _point(
-        conn.execute(
-            _SNAPSHOT_COLUMNS + _OBJECT_MATCH + " ORDER BY created_at DESC, id DESC LIMIT 1",
-            (monitor_id, key, scope.workspace),
-        ).fetchone()
-    )
-
-
-def _before(
-    conn: sqlite3.Connection, scope: Scope, monitor_id: str, key: str, point: _Point
-) -> _Point | None:
-    """The snapshot stored just before ``point``."""
-    return _point(
-        conn.execute(
-            _SNAPSHOT_COLUMNS
-            + _OBJECT_MATCH
-            + " AND (created_at < ? OR (created_at = ? AND id < ?))"
-            " ORDER BY created_at DESC, id DESC LIMIT 1",
-            (
-                monitor_id,
-                key,
-                scope.workspace,
-                point.created_at,
-                point.created_at,
-                point.snapshot_id,
-            ),
-        ).fetchone()
-    )
-
-
-def _resolve_point(
-    conn: sqlite3.Connection, scope: Scope, monitor_id: str, key: str, flag: str, raw: str
-) -> _Point:
-    """``--from``/``--to``: an event id (its snapshot) or an ISO-8601 time (the snapshot at
-    or just before it). A point whose snapshot is gone is an error, never an empty diff."""
-    event = conn.execute(
-        "SELECT monitor_id, object_key, snapshot_text FROM monitor_events"
-        " WHERE id = ? AND workspace_path IS ?",
-        (raw, scope.workspace),
-    ).fetchone()
-    if event is not None:
-        if event[0] != monitor_id or (event[1] or event[0]) != key:
-            raise AgentViewError(
-                f"{flag} {raw}: that event belongs to monitor {event[0]}, object"
-                f' "{event[1] or event[0]}", not {monitor_id} "{key}".'
-            )
-        found = _point(
-            conn.execute(
-                _SNAPSHOT_COLUMNS + _OBJECT_MATCH + " AND event_id = ? LIMIT 1",
-                (monitor_id, key, scope.workspace, raw),
-            ).fetchone()
-        )
-        if found is not None:
-            return found
-        if event[2] is None:
-            raise AgentViewError(f"{flag} {raw}: that event carries no snapshot to diff.")
-        raise AgentViewError(
-            f"{flag} {raw}: the snapshot of that event has been pruned from the store;"
-            " pick a later event or time."
-        )
-    at_ms = ms_from_iso(raw)
-    if at_ms is None:
-        raise AgentViewError(
-            f"{flag} {raw}: no stored event of monitor {monitor_id} has this id (unknown, or"
-            " pruned), and it is not an ISO-8601 time."
-        )
-    found = _point(
-        conn.execute(
-            _SNAPSHOT_COLUMNS + _OBJECT_MATCH + " AND created_at <= ?"
-            " ORDER BY created_at DESC, id DESC LIMIT 1",
-            (monitor_id, key, scope.workspace, at_ms // 1000),
-        ).fetchone()
-    )
-    if found is None:
-        oldest = _point(
-            conn.execute(
-                _SNAPSHOT_COLUMNS + _OBJECT_MATCH + " ORDER BY created_at, id LIMIT 1",
-                (monitor_id, key, scope.workspace),
-            ).fetchone()
-        )
-        kept = (
-            f"; the oldest kept is from {iso_from_seconds(oldest.created_at)}"
-            f" (event {oldest.event_id})"
-            if oldest is not None
-            else ""
-        )
-        raise AgentViewError(
-            f'{flag} {raw}: no snapshot of "{key}" is stored at or before that time (none'
-            f" was taken yet, or it has been pruned){kept}."
-        )
-    return found
-
-
-def _strategy(conn: sqlite3.Connection, event_id: str) -> str | None:
-    """The diff strategy the runtime used for this event's object."""
-    row = conn.execute(
-        "SELECT snapshot_metadata FROM monitor_events WHERE id = ?", (event_id,)
-    ).fetchone()
-    metadata = loads(row[0], {}) if row is not None else {}
-    strategy = metadata.get("strategy") if isinstance(metadata, dict) else None
-    return strategy if isinstance(strategy, str) else None
 
 
 # --------------------------------------------------------------------------- snapshot
@@ -289,11 +58,11 @@ def snapshot_view(
     :data:`MAX_SNAPSHOT_CHARS` characters are shown, from ``offset`` on; the answer says
     how many are left and the offset that shows the next part.
     """
-    _check_monitor(conn, scope, monitor_id, is_file_monitor)
-    picked = _pick_object(conn, scope, monitor_id, object_key)
+    check_monitor(conn, scope, monitor_id, is_file_monitor)
+    picked = pick_object(conn, scope, monitor_id, object_key)
     if isinstance(picked, list):
         return _ambiguous(monitor_id, picked)
-    point = _latest(conn, scope, monitor_id, picked)
+    point = latest_snapshot(conn, scope, monitor_id, picked)
     assert point is not None  # the key was listed from stored snapshots
     content = point.content
     if offset > len(content):
@@ -352,24 +121,24 @@ def diff_view(
     ``--to`` defaults to the latest snapshot; ``--from`` to the asking session's cursor
     (what it last saw: shown or acknowledged), or, with no session, to the snapshot before ``--to``.
     """
-    _check_monitor(conn, scope, monitor_id, is_file_monitor)
-    key = _pick_object(conn, scope, monitor_id, object_key)
+    check_monitor(conn, scope, monitor_id, is_file_monitor)
+    key = pick_object(conn, scope, monitor_id, object_key)
     assert isinstance(key, str)  # a named object is never ambiguous
     if to_point is None:
-        to = _latest(conn, scope, monitor_id, key)
+        to = latest_snapshot(conn, scope, monitor_id, key)
         assert to is not None
         to_json = to.to_json("latest", None)
     else:
-        to = _resolve_point(conn, scope, monitor_id, key, "--to", to_point)
+        to = resolve_point(conn, scope, monitor_id, key, "--to", to_point)
         to_json = to.to_json("event" if to.event_id == to_point else "time", to_point)
     if from_point is not None:
-        start = _resolve_point(conn, scope, monitor_id, key, "--from", from_point)
+        start = resolve_point(conn, scope, monitor_id, key, "--from", from_point)
         from_json = start.to_json("event" if start.event_id == from_point else "time", from_point)
         baseline = start.content
     elif scope.session_id is not None:
         baseline, from_json = _session_baseline(conn, scope, monitor_id, key)
     else:
-        previous = _before(conn, scope, monitor_id, key, to)
+        previous = snapshot_before(conn, scope, monitor_id, key, to)
         if previous is None and not to.event_id and to_point is None:
             raise AgentViewError(
                 f'"{key}" has not changed since {monitor_id} first saw it: only its baseline'
@@ -384,7 +153,7 @@ def diff_view(
             )
         from_json = previous.to_json("previous", None)
         baseline = previous.content
-    strategy = _strategy(conn, to.event_id)
+    strategy = diff_strategy(conn, to.event_id)
     diff = build_diff(baseline, to.content, strategy, whole=whole)
     return {
         "monitorId": monitor_id,
@@ -440,7 +209,7 @@ def summary_view(
     At most ``limit`` objects, newest first (every one with ``show_all``); ``moreObjects``
     counts the rest.
     """
-    _check_monitor(conn, scope, monitor_id, is_file_monitor)
+    check_monitor(conn, scope, monitor_id, is_file_monitor)
     where = " WHERE e.monitor_id = ? AND e.workspace_path IS ?"
     params: list[Any] = [monitor_id, scope.workspace]
     if object_key is not None:

@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentmonitors import __version__
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions
 from agentmonitors.clock import iso_from_ms
 from agentmonitors.delivery.transports.registry import transports as registered_transports
@@ -32,7 +34,10 @@ from agentmonitors.diagnosis.doctor_transports import (
 )
 from agentmonitors.diagnosis.watches import watch_session, with_watches
 from agentmonitors.fastpath.lean_dataclass import dataclass
+from agentmonitors.monitor.discovery import project_monitors_dir
+from agentmonitors.paths import ignored_enable_values
 from agentmonitors.store.database import Database, StoreError
+from agentmonitors.workspace import data_root, enable_file_path, read_local_state
 
 if TYPE_CHECKING:
     from agentmonitors.runtime.tick import Runtime
@@ -83,12 +88,6 @@ def doctor_context(
     The caller's HOME, data root and version (additive params) are what bindings are
     judged against, so a daemon started from another environment is caught too.
     """
-    import time
-
-    from agentmonitors import __version__
-    from agentmonitors.monitor.discovery import project_monitors_dir
-    from agentmonitors.workspace import data_root
-
     target = request.get("workspacePath") or workspace
     return DoctorContext(
         workspace=target,
@@ -127,9 +126,6 @@ def _leads(db: Database | None, workspace: str) -> list[Lead]:
 
 
 def _project_check(workspace: str) -> dict[str, Any]:
-    from agentmonitors.paths import ignored_enable_values
-    from agentmonitors.workspace import enable_file_path, read_local_state
-
     state = read_local_state(workspace)
     if state.enabled:
         detail = f"enabled ({enable_file_path(workspace)})"
@@ -157,8 +153,6 @@ def _folder_check(ctx: DoctorContext, watches: int) -> dict[str, Any]:
     A project need not have monitor files: its agents' watches run without them, and a
     new project has nothing yet. Only a folder the user named with ``--dir`` must exist.
     """
-    from agentmonitors.monitor.discovery import project_monitors_dir
-
     monitors_dir = ctx.monitors_dir
     if os.path.isdir(monitors_dir):
         return _check("monitors-directory", "pass", f"{monitors_dir} exists")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from urllib.parse import quote
 
 from agentmonitors.store.database import Database, is_memory
 
@@ -37,8 +38,6 @@ class ReadOnlyDatabase(Database):
 
 
 def _uri_path(path: str) -> str:
-    from urllib.parse import quote
-
     return quote(path, safe="/")
 
 

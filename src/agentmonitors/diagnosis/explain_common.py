@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from agentmonitors.catalog.trust import BLOCKED_REASON as APPROVAL_REASON
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.policy import MonitorDefinition
+from agentmonitors.runtime.human import human_duration
 from agentmonitors.sources.permit import approve_command
 from agentmonitors.store.records import EventRow, HistoryRow, MonitorStateRow
 
@@ -73,8 +74,6 @@ def _plural(count: int, noun: str) -> str:
 
 
 def _every(ms: int) -> str:
-    from agentmonitors.runtime.human import human_duration
-
     return f"every {human_duration(ms)}"
 
 

@@ -25,6 +25,7 @@ from agentmonitors.runtime.notify import pending_count
 from agentmonitors.runtime.scheduling import cadence_of, schedule_for
 from agentmonitors.sources.traits import OnCron
 from agentmonitors.store.records import iso_from_seconds
+from agentmonitors.workspace import read_local_state
 
 if TYPE_CHECKING:
     from agentmonitors.sources.traits import SourceTraits
@@ -104,8 +105,6 @@ def _scheduling(ctx: _Context, monitor: MonitorDefinition, traits: SourceTraits)
 
 def start_hint(workspace: str) -> str:
     """How a daemon comes to run for ``workspace`` (only an enabled project gets one)."""
-    from agentmonitors.workspace import read_local_state
-
     enable = (
         ""
         if read_local_state(workspace).enabled

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.clock import iso_from_ms, ms_from_iso
+from agentmonitors.diagnosis.watches import watch_session
 from agentmonitors.monitor.cron import next_cron_fire_ms
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.runtime.notify import pending_count
@@ -96,8 +97,6 @@ def pacing_holds(
     With ``session_id``, another session's watches are left out: their events would
     never reach this one.
     """
-    from agentmonitors.diagnosis.watches import watch_session
-
     holds: list[dict[str, Any]] = []
     with db.read() as conn:
         for monitor in definitions.runnable:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from agentmonitors.paths import neutral_cwd, python_command
+from agentmonitors.paths import neutral_cwd, python_command, workspace_log_path
 from agentmonitors.workspace import workspace_data_dir
 
 STOP_GRACE_S = 3.0
@@ -236,8 +236,6 @@ class WorkspaceDaemon:
         return False
 
     def output(self) -> str:
-        from agentmonitors.paths import workspace_log_path
-
         path = workspace_log_path(self.workspace)
         try:
             with open(path, encoding="utf-8", errors="replace") as f:

@@ -10,6 +10,10 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
 from agentmonitors.diagnosis.verify_result import Stage, VerifyResult
 
 GLYPHS = {"pass": "✓", "fail": "✗", "pending": "·", "skip": "-"}
@@ -64,16 +68,11 @@ class LiveProgress:
     """A rich live table on the terminal; ``close`` leaves nothing behind."""
 
     def __init__(self, monitor_id: str) -> None:
-        from rich.console import Console
-        from rich.live import Live
-
         self.monitor_id = monitor_id
         self.live = Live(console=Console(stderr=True), transient=True, auto_refresh=False)
         self.live.start()
 
     def update(self, stages: list[Stage], elapsed_s: float, remaining_s: float | None) -> None:
-        from rich.table import Table
-
         left = "—" if remaining_s is None else f"{remaining_s:.0f}s"
         table = Table(
             title=f"verify {self.monitor_id}  elapsed {elapsed_s:.1f}s  budget left {left}",

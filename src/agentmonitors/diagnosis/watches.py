@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions
+from agentmonitors.runtime.ephemeral import EphemeralDefinitions
 from agentmonitors.store.ephemeral import is_ephemeral
 
 if TYPE_CHECKING:
@@ -22,8 +23,6 @@ def with_watches(
     """``definitions`` plus the workspace's active watches, as the next tick has them."""
     if db is None:
         return definitions
-    from agentmonitors.runtime.ephemeral import EphemeralDefinitions
-
     return EphemeralDefinitions(cache.registry).merged(definitions, db, workspace, cache)
 
 

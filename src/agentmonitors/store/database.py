@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 
 from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.fastpath.ulid import new_id
+from agentmonitors.paths import prepare_private_dir
 from agentmonitors.store.schema import SCHEMA_VERSION, migrate
 
 log = get_logger("agentmonitors.store")
@@ -62,8 +63,6 @@ def _tighten(path: str, mode: int) -> None:
 
 def prepare_private_directory(path: str) -> None:
     """Create ``path`` owner-only (see ``paths.prepare_private_dir``)."""
-    from agentmonitors.paths import prepare_private_dir
-
     try:
         prepare_private_dir(path)
     except PermissionError as error:

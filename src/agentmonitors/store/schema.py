@@ -8,6 +8,7 @@ steps, each recorded in ``PRAGMA user_version`` so it runs once.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 
@@ -119,8 +120,6 @@ def _migrate_legacy_monitor_state(conn: sqlite3.Connection, new_id: Callable[[],
     state is dropped on purpose: it was shared across workspaces, so any of it could
     be another project's baseline.
     """
-    import json
-
     if not _table_exists(conn, "monitor_state"):
         return
     if "workspace_path" in _columns(conn, "monitor_state"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from agentmonitors.fastpath.lazy_logging import get_logger
+from agentmonitors.fastpath.ulid import new_id
 from agentmonitors.store.database import Database
 
 log = get_logger("agentmonitors.store")
@@ -80,8 +81,6 @@ def suppress_object(
 
     Raises ValueError for a key that is not a scratch object's.
     """
-    from agentmonitors.fastpath.ulid import new_id
-
     if not is_synthetic(object_key):
         raise ValueError(f"objectKey {object_key!r} is not a verify scratch object")
     now_s, expires_s = now_ms // 1000, (now_ms + max(ttl_ms, 0) + 999) // 1000
