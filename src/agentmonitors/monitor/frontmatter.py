@@ -1,7 +1,9 @@
 """Splitting a MONITOR.md into frontmatter and body.
 
 The split is done by hand (a ``---`` line, the YAML, a closing ``---`` line) so the
-body stays byte-for-byte what the author wrote. Loading the YAML is
+body stays byte-for-byte what the author wrote; where the block starts and ends is
+declared once, in ``fastpath/scalar_frontmatter.py``, which the enable-file reader
+shares. Loading the YAML is
 ``monitor/frontmatter_yaml.py``'s: this module stays on the standard library because
 every tick imports it, and ruamel.yaml loads only for a file the compiled-definition
 cache cannot answer (docs/architecture.md "Speed").
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
+from agentmonitors.fastpath.scalar_frontmatter import BOM, closing_delimiter, is_delimiter
 
 
 class FrontmatterError(ValueError):
@@ -28,18 +31,17 @@ class SplitDocument:
 
 def split_document(text: str) -> SplitDocument:
     """Separate the leading ``---`` frontmatter block from the Markdown body."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix(BOM)
     lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip() != "---":
+    if not lines or not is_delimiter(lines[0]):
         return SplitDocument(yaml_text=None, body=text, yaml_first_line=1)
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() == "---":
-            return SplitDocument(
-                yaml_text="".join(lines[1:index]),
-                body="".join(lines[index + 1 :]),
-                yaml_first_line=2,
-            )
+    end = closing_delimiter(lines)
+    if end is not None:
+        return SplitDocument(
+            yaml_text="".join(lines[1:end]),
+            body="".join(lines[end + 1 :]),
+            yaml_first_line=2,
+        )
     raise FrontmatterError(
         "Failed to parse YAML frontmatter: the opening '---' on line 1 has no closing '---' line"
     )

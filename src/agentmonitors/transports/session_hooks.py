@@ -101,7 +101,7 @@ def session_start(payload: HookPayload, adapter: HostAdapter = CLAUDE_CODE) -> i
     # Lazy: the daemon client, the boot and the recap load only for an enabled project.
     from agentmonitors.transports.session_open import open_session
 
-    return open_session(payload, adapter, workspace, state)
+    return open_session(payload.session_id, adapter, workspace, state)
 
 
 def run_session_end(args: list[str]) -> int:

@@ -25,12 +25,12 @@ from agentmonitors.workspace import write_local_state
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agentmonitors.transports.hosts.base import HookPayload, HostAdapter
+    from agentmonitors.transports.hosts.base import HostAdapter
     from agentmonitors.workspace import LocalState
 
 
 def open_session(
-    payload: HookPayload, adapter: HostAdapter, workspace: str, state: LocalState
+    host_session_id: str, adapter: HostAdapter, workspace: str, state: LocalState
 ) -> int:
     """Boot the daemon when none answers, register the session, print the recap."""
     # The enable file may come with the repository: a `socket:` or `db:` that is not
@@ -39,7 +39,7 @@ def open_session(
     db = workspace_db(workspace, state, notice=notice_once)
     # The daemon this start boots registers the session itself before its first check,
     # so what that check finds (a command failing from the start) reaches this session.
-    booting = f"{adapter.name}:{payload.session_id}"
+    booting = f"{adapter.name}:{host_session_id}"
     if not ping(socket):
         # Lazy: only the first session of a workspace boots its daemon.
         from agentmonitors.transports.daemon_boot import boot_or_record_failure
@@ -57,9 +57,9 @@ def open_session(
         "session.open",
         {
             "adapter": adapter.name,
-            "hostSessionId": payload.session_id,
-            "agentIdentity": payload.session_id,
-            "hookStatePath": default_hook_state_path(payload.session_id, workspace),
+            "hostSessionId": host_session_id,
+            "agentIdentity": host_session_id,
+            "hookStatePath": default_hook_state_path(host_session_id, workspace),
             "workspacePath": workspace,
             "role": "lead",
         },
@@ -68,7 +68,7 @@ def open_session(
 
     deliver_to_session(
         socket,
-        payload.session_id,
+        host_session_id,
         "post-compact",
         event_name=adapter.session_start_event,
         workspace=workspace,
