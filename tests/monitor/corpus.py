@@ -47,6 +47,30 @@ MALFORMED = (
 )
 
 
+# Every value each policy block can take, so a value one side forgets is seen.
+_PLAIN = "---\nwatch:\n  type: file-fingerprint\n  globs: a\n  interval: 5m\n"
+EVERY_VALUE = (
+    *(
+        f"{_PLAIN}payload:\n  form: {form}\n---\n"
+        for form in ("prose", "structured", "artifact", "rendered")
+    ),
+    *(
+        f"{_PLAIN}payload:\n  form: structured\n  encoding: {encoding}\n---\n"
+        for encoding in ("json", "yaml", "toon", "toml")
+    ),
+    f"{_PLAIN}payload:\n  form: structured\n  transform:\n    language: jq\n"
+    "    expression: .a\n---\n",
+    f"{_PLAIN}payload:\n  form: structured\n  transform:\n    language: cel\n"
+    "    expression: a.b\n---\n",
+    f"{_PLAIN}notify:\n  strategy: debounce\n  settle-for: 30s\n---\n",
+    f"{_PLAIN}notify:\n  strategy: throttle\n  suppress-for: 1h\n---\n",
+    f"{_PLAIN}notify:\n  strategy: rollup\n  window: '0 9 * * *'\n  timezone: UTC\n---\n",
+    f"{_PLAIN}baseline-strategy: incremental\nurgency: low..high\ntags: [a, b]\n---\n",
+    f"{_PLAIN}shape:\n  render: rendered\n  derive:\n    - name: big\n      when: 'true'\n---\n",
+    f"{_PLAIN}name: Docs\nurgency: high\n---\n",
+)
+
+
 def written_in_tests() -> list[str]:
     """Every string literal in the test suite that is a MONITOR.md text."""
     texts = []
@@ -74,5 +98,5 @@ def monitor_texts() -> list[str]:
         render_template(name, name=f"A {name} monitor", patterns=("docs/**/*.md",))
         for name in BUNDLED_SOURCE_NAMES
     ]
-    texts = [*fixtures, *presets, *scaffolds, *written_in_tests(), *MALFORMED]
+    texts = [*fixtures, *presets, *scaffolds, *EVERY_VALUE, *written_in_tests(), *MALFORMED]
     return list(dict.fromkeys(texts))
