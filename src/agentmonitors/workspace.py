@@ -273,6 +273,7 @@ def read_local_state(workspace: str) -> LocalState:
     ``true``, ``True`` or ``TRUE`` (bare or quoted) enables; ``yes``, ``on`` and ``1``
     do not.
     """
+    # Lazy: what imports this for its path helpers alone (the daemon client) skips untrusted.
     from agentmonitors.untrusted import ENABLE_FILE_CAP, read_bounded
 
     try:
@@ -352,7 +353,8 @@ def write_private_file(path: str, content: str) -> None:
     A temp file in the same directory is renamed over the target, so a crash leaves
     either the old file or the new one, never a truncated one.
     """
-    import tempfile  # writes are off the hook's read path; keep its import cost there
+    # Lazy: tempfile costs every hook an import; only a write (a session start) needs it.
+    import tempfile
 
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
@@ -367,11 +369,17 @@ def write_private_file(path: str, content: str) -> None:
         os.chmod(temp_path, PRIVATE_FILE_MODE)
         os.replace(temp_path, path)
     except BaseException:
-        import contextlib  # only on this failure path: hooks import this module
-
-        with contextlib.suppress(OSError):
-            os.unlink(temp_path)
+        _remove_quietly(temp_path)
         raise
+
+
+def _remove_quietly(path: str) -> bool:
+    """Remove ``path``; False when it could not be (contextlib would cost a hook an import)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
 
 
 def write_local_state(workspace: str, state: LocalState) -> None:
@@ -390,6 +398,7 @@ def enable_workspace(workspace: str) -> str:
     existing disabled file rewritten with its other keys kept).
     """
     path = enable_file_path(workspace)
+    # Lazy: this module stays standard-library-only at import (tests/test_imports.py).
     from agentmonitors.untrusted import ENABLE_FILE_CAP, RefusedFile, read_bounded
 
     raw: bytes | None
@@ -429,6 +438,7 @@ def data_root(env: Mapping[str, str] | None = None) -> str:
 
 
 def workspace_hash(workspace: str) -> str:
+    # Lazy: a hook in a folder that is not enabled never hashes a workspace path.
     from agentmonitors.fastpath.digests import sha256_hex
 
     return sha256_hex(os.path.abspath(workspace).encode("utf-8"))[:16]

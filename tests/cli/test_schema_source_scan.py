@@ -8,7 +8,8 @@ import pytest
 from jsonschema import Draft7Validator
 
 from agentmonitors.catalog.scaffold import SOURCE_TYPES, render_template
-from agentmonitors.monitor.frontmatter import load_frontmatter, split_document
+from agentmonitors.monitor.frontmatter import split_document
+from agentmonitors.monitor.frontmatter_yaml import load_frontmatter
 from tests.conftest import CliResult
 
 Run = Callable[..., CliResult]

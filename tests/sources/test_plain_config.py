@@ -20,7 +20,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from agentmonitors.fastpath import lean_dataclass
-from agentmonitors.monitor.frontmatter import load_frontmatter, split_document
+from agentmonitors.monitor.frontmatter import split_document
+from agentmonitors.monitor.frontmatter_yaml import load_frontmatter
 from agentmonitors.sources import (
     command_poll,
     file_fingerprint,

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from agentmonitors.daemon.protocol import UNSUPPORTED_REPLY
-from agentmonitors.transports.deliver import _quiet, deliver_to_session
+from agentmonitors.transports.deliver import _quiet
+from agentmonitors.transports.deliver_session import deliver_to_session
 from tests.daemon.fake_daemon import FakeDaemon, reply_with, short_socket_path
 
 

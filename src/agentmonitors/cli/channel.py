@@ -59,6 +59,7 @@ def serve(
     # Lazy: the MCP SDK costs half a second that `channel --help` must not pay.
     import anyio
 
+    # Lazy: the channel transport is the MCP server itself (the same half second).
     from agentmonitors.transports import channel, channel_options
 
     options = channel_options.resolve_options(

@@ -10,7 +10,10 @@ to the click application.
 
 from __future__ import annotations
 
+import gc
 import sys
+
+from agentmonitors import __version__
 
 _FAST = {
     ("hook", "deliver"): ("agentmonitors.transports.deliver", "run_hook_deliver"),
@@ -30,15 +33,11 @@ def main(argv: list[str] | None = None) -> int:
             # interpreter's final garbage collection over every object the command
             # loaded (a few milliseconds of each short command; docs/architecture.md,
             # "Speed"); objects still go as their last reference does.
-            import gc
-
             gc.freeze()
 
 
 def _dispatch(args: list[str]) -> int:
     if args == ["--version"]:
-        from agentmonitors import __version__
-
         print(__version__)
         return 0
     command = (args[0], args[1]) if len(args) >= 2 else None
@@ -49,6 +48,7 @@ def _dispatch(args: list[str]) -> int:
         code: int = run_hook(args[2:])
         return code
     if command in _AGENT:
+        # Lazy: each fast command loads only its own module, and the rest only click.
         from agentmonitors.cli.agent_commands import run_quick
 
         quick = run_quick(command, args[2:])
@@ -57,11 +57,13 @@ def _dispatch(args: list[str]) -> int:
     if command == ("daemon", "once"):
         # A scheduler may run it every few seconds over a large tree: click alone
         # would be a fifth of a plain run.
+        # Lazy: the tick's modules are this command's alone.
         from agentmonitors.cli.tick_once import run_quick as run_once_quick
 
         once = run_once_quick(args[2:])
         if once is not None:
             return once
+    # Lazy: click and every command's module load only when no fast path answered.
     from agentmonitors.cli.app import run
 
     return run(args)

@@ -14,8 +14,16 @@ import os
 import re
 import sys
 
-from agentmonitors.cli.output import echo, print_document, print_error, report_error
+from agentmonitors.cli.output import echo, print_document, print_error, report_error, warn
+from agentmonitors.clock import ms_from_iso
+from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.fastpath.argv import FLAG, VALUE, Spec, parse_plain
+from agentmonitors.monitor.discovery import discover
+from agentmonitors.monitor.parse import FOLDER_MONITOR_FILE
+from agentmonitors.paths import resolve_db_path
+from agentmonitors.sources.registry import load_registry
+from agentmonitors.store.database import Database, StoreError
+from agentmonitors.workspace import logical_cwd, resolve_workspace, user_monitors_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,8 +40,6 @@ _ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
 
 def workspace_and_monitors(workspace_flag: str | None, monitors_dir: str | None) -> tuple[str, str]:
     """The workspace (absolute, not symlink-resolved) and the project monitors folder."""
-    from agentmonitors.workspace import logical_cwd, resolve_workspace
-
     workspace = resolve_workspace(workspace_flag)
     if monitors_dir is None:
         return workspace, os.path.join(workspace, ".claude", "monitors")
@@ -45,9 +51,6 @@ def registry_with_warnings(workspace: str | None = None) -> SourceRegistry:
 
     A distribution found inside ``workspace`` (or the current folder) is no plugin.
     """
-    from agentmonitors.cli.output import warn
-    from agentmonitors.sources.registry import load_registry
-
     return load_registry(warn, workspace=workspace)
 
 
@@ -58,7 +61,7 @@ def once_text(
 
     ``backing_off`` maps a skipped monitor's id to (consecutive failures, retry at ms).
     """
-    from agentmonitors.clock import ms_from_iso
+    # Lazy: a --format json report never words a wait; the text one alone needs it.
     from agentmonitors.runtime.human import human_wait
 
     errored = result.errored_observations
@@ -90,9 +93,6 @@ def _once_problem(
     workspace: str | None, monitors_dir: str | None, workspace_path: str, monitors_path: str
 ) -> str | None:
     """Why ``daemon once`` cannot run with these arguments, or None."""
-    from agentmonitors.monitor.parse import FOLDER_MONITOR_FILE
-    from agentmonitors.workspace import user_monitors_dir
-
     if workspace is not None and not os.path.isdir(workspace_path):
         what = "is not a folder" if os.path.exists(workspace_path) else "does not exist"
         return f'--workspace "{workspace}" {what}.'
@@ -132,8 +132,6 @@ def _once_problem(
 
 def _holds_monitor_folders(path: str) -> bool:
     """Whether ``path`` has ``<id>/MONITOR.md`` entries, as a monitors folder does."""
-    from agentmonitors.monitor.parse import FOLDER_MONITOR_FILE
-
     try:
         entries = os.listdir(path)
     except OSError:
@@ -142,8 +140,6 @@ def _holds_monitor_folders(path: str) -> bool:
 
 
 def _project_monitor_ids(workspace: str) -> set[str]:
-    from agentmonitors.monitor.discovery import discover
-
     try:
         return {monitor.id for monitor in discover(workspace).monitors}
     except Exception:  # only for a friendlier message; never the reason to fail
@@ -154,10 +150,6 @@ def run_once(
     monitors_dir: str | None, workspace: str | None, force: bool, output_format: str
 ) -> int:
     """One tick of every due monitor, reported as text or JSON; the exit code."""
-    from agentmonitors.daemon.compose import workspace_runtime
-    from agentmonitors.paths import resolve_db_path
-    from agentmonitors.store.database import Database, StoreError
-
     as_json = output_format == "json"
     workspace_path, monitors_path = workspace_and_monitors(workspace, monitors_dir)
     problem = _once_problem(workspace, monitors_dir, workspace_path, monitors_path)

@@ -14,6 +14,7 @@ import stat
 import sys
 import time
 
+from agentmonitors import __version__
 from agentmonitors.fastpath.digests import sha256_hex
 from agentmonitors.fastpath.jsonline import dumps, loads
 
@@ -314,9 +315,6 @@ def _reap_stale(directory: str, now_ms: int, keep: str) -> None:
 
 
 def _version() -> str:
-    # Lazy: the package version is read only when a record is rewritten.
-    from agentmonitors import __version__
-
     return __version__
 
 

@@ -369,6 +369,7 @@ def untrusted_field(value: str) -> str:
     U+007F–U+009F, U+2028/U+2029 (and lone surrogates, which stderr could not encode)
     as ``\\uXXXX``.
     """
+    # Lazy: a session start loads this module; only a --debug line quotes a field.
     import json
 
     if len(value) > MAX_UNTRUSTED_FIELD:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import ModuleType
     from typing import Protocol
 
     class HashObject(Protocol):
@@ -18,11 +19,17 @@ if TYPE_CHECKING:
         def digest(self) -> bytes: ...
 
 
-def sha256(data: bytes = b"") -> HashObject:
-    """A sha256 hash object (``update``, ``hexdigest``) seeded with ``data``."""
+def _hashlib() -> ModuleType:
+    # Lazy: hashlib loads OpenSSL; a hook hashes only small inputs, in plain Python.
     import hashlib
 
-    return hashlib.sha256(data)
+    return hashlib
+
+
+def sha256(data: bytes = b"") -> HashObject:
+    """A sha256 hash object (``update``, ``hexdigest``) seeded with ``data``."""
+    hashed: HashObject = _hashlib().sha256(data)
+    return hashed
 
 
 # Inputs up to this size (a path, a session id) are hashed by :func:`_sha256_small`.
@@ -88,6 +95,5 @@ def sha256_hex(data: bytes) -> str:
 
 def blake2b(data: bytes = b"", digest_size: int = 64) -> HashObject:
     """A blake2b hash object, as ``hashlib.blake2b`` makes it."""
-    import hashlib
-
-    return hashlib.blake2b(data, digest_size=digest_size)
+    hashed: HashObject = _hashlib().blake2b(data, digest_size=digest_size)
+    return hashed

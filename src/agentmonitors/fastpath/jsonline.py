@@ -21,6 +21,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from types import ModuleType
     from typing import Any
 
 # A document past these sizes goes to ``json``, whose C code wins once the import is paid.
@@ -49,6 +50,13 @@ def _float_constant(name: str) -> float:
     return float(name)  # "NaN", "Infinity", "-Infinity", as json.loads reads them
 
 
+def _json() -> ModuleType:
+    # Lazy: json brings re and enum, which a hook's small lines do without.
+    import json
+
+    return json
+
+
 def loads(text: str, parse_constant: Callable[[str], Any] = _float_constant) -> Any:
     """``json.loads(text, parse_constant=parse_constant)``."""
     if "json" not in sys.modules and len(text) <= SMALL_TEXT and text.count(",") <= SMALL_COMMAS:
@@ -56,9 +64,7 @@ def loads(text: str, parse_constant: Callable[[str], Any] = _float_constant) -> 
             return _decode(text, parse_constant)
         except _Unsure:
             pass
-    import json
-
-    return json.loads(text, parse_constant=parse_constant)
+    return _json().loads(text, parse_constant=parse_constant)
 
 
 def dumps(value: object, *, allow_nan: bool = True) -> str:
@@ -71,9 +77,8 @@ def dumps(value: object, *, allow_nan: bool = True) -> str:
             pass
         else:
             return "".join(parts)
-    import json
-
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=allow_nan)
+    text: str = _json().dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=allow_nan)
+    return text
 
 
 # --- reading ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ class _LazyLogger:
     def __getattr__(self, attribute: str) -> Any:
         logger = self._logger
         if logger is None:
+            # Lazy: logging costs a short command milliseconds; this is its first message.
             import logging
 
             logger = self._logger = logging.getLogger(self._name)

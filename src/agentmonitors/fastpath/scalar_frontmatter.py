@@ -8,6 +8,28 @@ feeds the same texts to ruamel and compares.
 
 from __future__ import annotations
 
+# The frontmatter's shape, declared once: an optional BOM, a first line that is ``---``
+# (trailing whitespace allowed), the YAML, then the next such line. Both readers,
+# ``monitor/frontmatter.py`` (a MONITOR.md, for ruamel.yaml) and this module's (the enable
+# file, with string methods), find the block with these two functions.
+BOM = "\ufeff"
+
+
+def is_delimiter(line: str) -> bool:
+    """Whether ``line`` (with or without its line ending) opens or closes a frontmatter."""
+    return line.rstrip() == "---"
+
+
+def closing_delimiter(lines: list[str]) -> int | None:
+    """The index of the line closing the frontmatter ``lines[0]`` opens; None when
+    ``lines[0]`` opens none or nothing closes it (callers tell the two apart)."""
+    if not lines or not is_delimiter(lines[0]):
+        return None
+    for index in range(1, len(lines)):
+        if is_delimiter(lines[index]):
+            return index
+    return None
+
 
 def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
@@ -45,15 +67,12 @@ def parse_scalar_frontmatter(text: str) -> dict[str, str | bool | int | float] |
     not pay for a YAML parser. Tolerates a BOM, CRLF, trailing whitespace, quoted
     values and ``#`` comments after a value.
     """
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    lines = text.splitlines()
-    if not lines or lines[0].rstrip() != "---":
+    lines = text.removeprefix(BOM).splitlines()
+    end = closing_delimiter(lines)
+    if end is None:
         return None
     data: dict[str, str | bool | int | float] = {}
-    for line in lines[1:]:
-        if line.rstrip() == "---":
-            return data
+    for line in lines[1:end]:
         key, sep, rest = line.partition(":")
         if not sep:
             continue
@@ -62,4 +81,4 @@ def parse_scalar_frontmatter(text: str) -> dict[str, str | bool | int | float] |
             value = value.split(" #", 1)[0].rstrip()
         quoted = _unquote(value)
         data[key.strip()] = quoted if quoted != value else _parse_scalar(value)
-    return None
+    return data

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
+from types import ModuleType
 
 CRON_FIELD_COUNT_MESSAGE = 'Must be a five-field cron expression (e.g., "0 9 * * 1-5")'
 TIMEZONE_MESSAGE = 'Must be a valid IANA time zone name (e.g., "America/New_York", "UTC")'
@@ -12,15 +13,29 @@ TIMEZONE_MESSAGE = 'Must be a valid IANA time zone name (e.g., "America/New_York
 _FIVE_FIELDS = re.compile(r"^\s*\S+(?:\s+\S+){4}\s*$")
 
 
+def _zone(name: str) -> tzinfo:
+    """The IANA zone ``name``; ``ValueError``, ``KeyError`` or ``OSError`` when unknown."""
+    # Lazy: a tick whose monitors have no schedule or zone never pays for zoneinfo.
+    from zoneinfo import ZoneInfo
+
+    return ZoneInfo(name)
+
+
+def _cronsim() -> ModuleType:
+    """The cron engine, loaded on the first cron expression."""
+    # Lazy: cronsim costs every tick an import; only a schedule monitor needs it.
+    import cronsim
+
+    return cronsim
+
+
 @lru_cache(maxsize=256)
 def timezone_is_valid(name: str) -> bool:
     """True when ``name`` is an IANA zone this machine (or the tzdata package) knows."""
     if not name or name != name.strip():
         return False
-    from zoneinfo import ZoneInfo
-
     try:
-        ZoneInfo(name)
+        _zone(name)
     except (ValueError, KeyError, OSError):
         return False
     return True
@@ -34,11 +49,10 @@ def cron_problem(expression: str) -> str | None:
     """
     if not _FIVE_FIELDS.match(expression):
         return CRON_FIELD_COUNT_MESSAGE
-    from cronsim import CronSim, CronSimError
-
+    cronsim = _cronsim()
     try:
-        CronSim(" ".join(expression.split()), datetime(2000, 1, 1, tzinfo=UTC))
-    except CronSimError as error:
+        cronsim.CronSim(" ".join(expression.split()), datetime(2000, 1, 1, tzinfo=UTC))
+    except cronsim.CronSimError as error:
         detail = str(error).strip().rstrip(".") or "invalid field"
         return f'"{expression}" is not a valid cron expression: {detail[0].lower()}{detail[1:]}'
     except Exception as error:
@@ -55,18 +69,15 @@ def next_cron_fire_ms(expression: str, timezone: str, after_ms: int) -> int | No
     it never fires again; ``ValueError`` for an unknown zone or a malformed expression,
     so the caller can report the monitor instead of silently never firing.
     """
-    from zoneinfo import ZoneInfo
-
-    from cronsim import CronSim, CronSimError
-
     if not timezone_is_valid(timezone):
         raise ValueError(f'"{timezone}" is not a valid IANA time zone name')
     # From the instant, so the start carries the right UTC offset (fold) in a
     # repeated hour.
-    start = datetime.fromtimestamp(after_ms // 1000, tz=ZoneInfo(timezone))
+    start = datetime.fromtimestamp(after_ms // 1000, tz=_zone(timezone))
+    cronsim = _cronsim()
     try:
-        fires = CronSim(" ".join(expression.split()), start)
-    except (CronSimError, ValueError) as error:
+        fires = cronsim.CronSim(" ".join(expression.split()), start)
+    except (cronsim.CronSimError, ValueError) as error:
         raise ValueError(f'"{expression}" is not a valid cron expression: {error}') from error
     # cronsim walks fixed-time expressions in wall time, so in a repeated hour it can
     # hand back the first pass of a wall time the start already lies beyond: skip it.

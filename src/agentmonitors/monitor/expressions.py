@@ -17,6 +17,7 @@ def _first_line(text: str) -> str:
 @lru_cache(maxsize=512)
 def cel_problem(expression: str) -> str | None:
     """The CEL parser's complaint about ``expression``, or None when it parses."""
+    # Lazy: validating a monitor without a CEL expression never loads the CEL engine.
     import cel
 
     try:
@@ -37,6 +38,7 @@ def cel_problem(expression: str) -> str | None:
 @lru_cache(maxsize=512)
 def jq_problem(expression: str) -> str | None:
     """jq's compile error for ``expression``, or None when it compiles."""
+    # Lazy: validating a monitor without a jq transform never loads jq.
     import jq
 
     try:

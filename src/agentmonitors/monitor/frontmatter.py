@@ -1,18 +1,20 @@
-"""Splitting a MONITOR.md into frontmatter and body, and loading the YAML.
+"""Splitting a MONITOR.md into frontmatter and body.
 
 The split is done by hand (a ``---`` line, the YAML, a closing ``---`` line) so the
-body stays byte-for-byte what the author wrote. The YAML is read with ruamel.yaml in
-safe mode under YAML 1.2 rules: ``yes``/``no``/``on``/``off`` stay strings, there are
-no sexagesimal numbers, and duplicate keys are an error rather than a silent override.
+body stays byte-for-byte what the author wrote; where the block starts and ends is
+declared once, in ``fastpath/scalar_frontmatter.py``, which the enable-file reader
+shares. Loading the YAML is
+``monitor/frontmatter_yaml.py``'s: this module stays on the standard library because
+every tick imports it, and ruamel.yaml loads only for a file the compiled-definition
+cache cannot answer (docs/architecture.md "Speed").
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.monitor.issues import Path
+from agentmonitors.fastpath.scalar_frontmatter import BOM, closing_delimiter, is_delimiter
 
 
 class FrontmatterError(ValueError):
@@ -29,38 +31,20 @@ class SplitDocument:
 
 def split_document(text: str) -> SplitDocument:
     """Separate the leading ``---`` frontmatter block from the Markdown body."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix(BOM)
     lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip() != "---":
+    if not lines or not is_delimiter(lines[0]):
         return SplitDocument(yaml_text=None, body=text, yaml_first_line=1)
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() == "---":
-            return SplitDocument(
-                yaml_text="".join(lines[1:index]),
-                body="".join(lines[index + 1 :]),
-                yaml_first_line=2,
-            )
+    end = closing_delimiter(lines)
+    if end is not None:
+        return SplitDocument(
+            yaml_text="".join(lines[1:end]),
+            body="".join(lines[end + 1 :]),
+            yaml_first_line=2,
+        )
     raise FrontmatterError(
         "Failed to parse YAML frontmatter: the opening '---' on line 1 has no closing '---' line"
     )
-
-
-def _yaml() -> Any:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.constructor import SafeConstructor
-
-    class Yaml12Constructor(SafeConstructor):
-        """YAML 1.2's core schema has no timestamps: ``2024-01-31`` is a string."""
-
-    Yaml12Constructor.add_constructor(
-        "tag:yaml.org,2002:timestamp",
-        lambda constructor, node: constructor.construct_scalar(node),
-    )
-    loader = YAML(typ="safe")
-    loader.version = (1, 2)
-    loader.Constructor = Yaml12Constructor
-    return loader
 
 
 MAX_NESTING = 64
@@ -89,115 +73,3 @@ def nesting_exceeds(data: Any, limit: int) -> bool:
         seen[id(value)] = depth
         pending.extend((child, depth + 1) for child in children)
     return False
-
-
-@dataclass(frozen=True)
-class LoadedFrontmatter:
-    data: Any
-    lines: YamlLines
-
-
-def load_frontmatter(split: SplitDocument) -> LoadedFrontmatter:
-    """Parse the frontmatter YAML; an empty or absent block is an empty mapping."""
-    if split.yaml_text is None or not split.yaml_text.strip():
-        return LoadedFrontmatter({}, YamlLines(None, split.yaml_first_line))
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    loader = _yaml()
-    try:
-        data = loader.load(split.yaml_text)
-        node = loader.compose(split.yaml_text)
-    except RecursionError as error:
-        # The parser recurses per level: a repository's 2,000-deep list must fail this
-        # one file, never the scan of every monitor (or the daemon's start).
-        raise FrontmatterError(
-            f"Failed to parse YAML frontmatter: nested deeper than {MAX_NESTING} levels"
-        ) from error
-    except MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        where = f" (line {mark.line + split.yaml_first_line})" if mark is not None else ""
-        problem = error.problem or error.context or "invalid YAML"
-        duplicate = re.match(r'found duplicate key "([^"]*)"', error.problem or "")
-        if duplicate:
-            problem = f'duplicate key "{duplicate.group(1)}" (each key may appear once)'
-
-        raise FrontmatterError(f"Failed to parse YAML frontmatter: {problem}{where}") from error
-    except YAMLError as error:
-        raise FrontmatterError(f"Failed to parse YAML frontmatter: {error}") from error
-    if data is None:
-        data = {}
-    if nesting_exceeds(data, MAX_NESTING):
-        raise FrontmatterError(
-            f"Failed to parse YAML frontmatter: nested deeper than {MAX_NESTING} levels"
-        )
-    return LoadedFrontmatter(data, YamlLines(node, split.yaml_first_line))
-
-
-class YamlLines:
-    """Finds the file line on which an authored key (or list item) was written."""
-
-    def __init__(self, root: Any, first_line: int, prefix: Path = ()) -> None:
-        self._root = root
-        self._first_line = first_line
-        self._prefix = prefix
-
-    def __call__(self, path: Path) -> int | None:
-        """The line of the deepest part of ``path`` that exists (a missing key falls
-        back to its parent's line)."""
-        from ruamel.yaml.nodes import MappingNode, SequenceNode
-
-        node = self._root
-        line: int | None = None
-        for step in (*self._prefix, *path):
-            if isinstance(node, MappingNode):
-                for key_node, value_node in node.value:
-                    if key_node.value == step:
-                        line = key_node.start_mark.line
-                        node = value_node
-                        break
-                else:
-                    break
-            elif isinstance(node, SequenceNode) and isinstance(step, int):
-                if not 0 <= step < len(node.value):
-                    break
-                node = node.value[step]
-                line = node.start_mark.line
-            else:
-                break
-        return None if line is None else line + self._first_line
-
-    def table(self, limit: int = 5_000) -> dict[Path, int] | None:
-        """The line of every key and list item, by path, for a lookup kept without the
-        YAML nodes; None past ``limit`` entries (aliases can repeat a block many times)."""
-        from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
-        found: dict[Path, int] = {}
-        pending: list[tuple[Any, Path]] = [(self._root, ())]
-        while pending:
-            node, at = pending.pop()
-            if isinstance(node, MappingNode):
-                children = [
-                    (key_node.start_mark.line, value_node, (*at, key_node.value))
-                    for key_node, value_node in node.value
-                    if isinstance(key_node, ScalarNode)
-                ]
-            elif isinstance(node, SequenceNode):
-                children = [
-                    (item.start_mark.line, item, (*at, index))
-                    for index, item in enumerate(node.value)
-                ]
-            else:
-                continue
-            for line, child, path in children:
-                # The first of two equal keys is the one a lookup finds.
-                if path in found:
-                    continue
-                found[path] = line + self._first_line
-                if len(found) > limit:
-                    return None
-                pending.append((child, path))
-        return found
-
-    def under(self, prefix: Path) -> YamlLines:
-        """A lookup whose paths are relative to ``prefix`` (for a nested block)."""
-        return YamlLines(self._root, self._first_line, (*self._prefix, *prefix))

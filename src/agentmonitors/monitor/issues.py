@@ -8,6 +8,7 @@ source configs) and JSON Schema (third-party source configs) failures both end u
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -63,12 +64,9 @@ def describe_value(value: Any) -> str:
         if not value:
             return 'empty string ""'
         return f'string "{shown}"' if value.strip() else f'blank string "{shown}"'
-    # Here, not at the top: only a message about a YAML timestamp needs it.
-    import datetime as _dt
-
-    if isinstance(value, _dt.datetime):
+    if isinstance(value, datetime.datetime):
         return f"timestamp {value.isoformat()} (quote it to make it a string)"
-    if isinstance(value, _dt.date):
+    if isinstance(value, datetime.date):
         return f"date {value.isoformat()} (quote it to make it a string)"
     if isinstance(value, Mapping):
         return "a mapping" if value else "an empty mapping"

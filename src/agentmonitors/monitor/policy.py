@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
+from agentmonitors.monitor.durations import is_duration
 
 UrgencyLevel = Literal["low", "normal", "high"]
 URGENCY_LEVELS: tuple[UrgencyLevel, ...] = ("low", "normal", "high")
@@ -61,6 +62,25 @@ def parse_urgency_band(raw: str) -> UrgencyBand:
             f'range "{lo}..{hi}" is inverted — the low bound must not exceed the high bound'
         )
     return UrgencyBand(lo, hi)
+
+
+def _is_kebab(value: object) -> bool:
+    """``^[a-z][a-z0-9-]*$``, as the model's ``watch.type`` rule."""
+    return (
+        isinstance(value, str)
+        and value[:1].isascii()
+        and value[:1].islower()
+        and all(char in _KEBAB_CHARS for char in value)
+    )
+
+
+_KEBAB_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def _duration(value: object) -> str:
+    if not is_duration(value):
+        raise ValueError(f"{value!r} is not a duration")
+    return str(value)
 
 
 # --------------------------------------------------------------------------- notify
@@ -110,9 +130,9 @@ def notify_from_authored(data: Mapping[str, Any]) -> NotifyPolicy:
     """A notify block already known to be valid (from the model or the cache)."""
     strategy = data["strategy"]
     if strategy == "debounce":
-        return DebouncePolicy(str(data["settle-for"]))
+        return DebouncePolicy(_duration(data["settle-for"]))
     if strategy == "throttle":
-        return ThrottlePolicy(str(data["suppress-for"]))
+        return ThrottlePolicy(_duration(data["suppress-for"]))
     if strategy == "rollup":
         timezone = data.get("timezone")
         return RollupPolicy(str(data["window"]), None if timezone is None else str(timezone))
@@ -160,6 +180,10 @@ class TransformPolicy:
     expression: str
 
 
+PAYLOAD_FORMS = ("prose", "structured", "artifact", "rendered")
+PAYLOAD_ENCODINGS = (None, "json", "yaml", "toon", "toml")
+
+
 @dataclass(frozen=True)
 class PayloadPolicy:
     form: Literal["prose", "structured", "artifact", "rendered"]
@@ -180,6 +204,10 @@ class PayloadPolicy:
     @classmethod
     def from_authored(cls, data: Mapping[str, Any]) -> PayloadPolicy:
         transform = data.get("transform")
+        if data["form"] not in PAYLOAD_FORMS or data.get("encoding") not in PAYLOAD_ENCODINGS:
+            raise ValueError("unknown payload form or encoding")
+        if transform is not None and transform["language"] not in ("jq", "cel"):
+            raise ValueError("unknown transform language")
         return cls(
             data["form"],
             None
@@ -251,9 +279,20 @@ class MonitorPolicy:
         if strategy not in ("net", "incremental"):
             raise ValueError(f"unknown baseline strategy {strategy!r}")
         interval = watch.get("interval")
+        name = data.get("name")
+        # The model's value rules, as cheap checks: a damaged entry is refused rather
+        # than run (tests/monitor/test_declarations.py holds them to the model).
+        if not _is_kebab(watch["type"]):
+            raise ValueError("watch.type is not a kebab-case source name")
+        if interval is not None and not is_duration(interval):
+            raise ValueError("watch.interval is not a duration")
+        if name is not None and not (isinstance(name, str) and name.strip()):
+            raise ValueError("name is not a non-blank string")
+        if tags is not None and not all(isinstance(tag, str) for tag in tags):
+            raise TypeError("tags are not strings")
         return cls(
             watch=WatchPolicy(str(watch["type"]), None if interval is None else str(interval)),
-            name=data.get("name"),
+            name=name,
             urgency=None if urgency is None else parse_urgency_band("..".join(urgency)),
             notify=None if notify is None else notify_from_authored(notify),
             baseline_strategy=strategy,

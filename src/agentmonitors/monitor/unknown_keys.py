@@ -17,22 +17,20 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 
 from agentmonitors.monitor.issues import LineLookup
+from agentmonitors.monitor.suggest import close_name, nearest_name
 
 Path = tuple[str | int, ...]
 
 
 def nearest_key_hint(key: str, known: Iterable[str]) -> str:
-    # Here, not at the top: only an unknown key needs it, and every parse imports this.
-    import difflib
-
-    from agentmonitors.monitor.suggest import close_name
-
     choices = list(known)
     close = close_name(key, choices)
     if close is not None:
         return f'did you mean "{close}"?'
-    ranked = sorted(choices, key=lambda choice: -difflib.SequenceMatcher(None, key, choice).ratio())
-    return f'the nearest known key is "{ranked[0]}"' if ranked else "no keys are known here"
+    nearest = nearest_name(key, choices)
+    return (
+        f'the nearest known key is "{nearest}"' if nearest is not None else "no keys are known here"
+    )
 
 
 def unknown_key_warning(

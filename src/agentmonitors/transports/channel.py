@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import signal
 import sys
@@ -28,10 +29,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp import types
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.shared.session import RequestResponder
 
 from agentmonitors import __version__
+from agentmonitors.daemon.client import call as daemon_call
+from agentmonitors.delivery.heartbeats import CHANNEL_TTL_MS, remove_heartbeat, write_heartbeat
+from agentmonitors.transports.channel_ack import ack_summary
 from agentmonitors.transports.channel_options import ChannelOptions
 from agentmonitors.transports.claude_code import ADAPTER, CHANNEL_CAPABILITY, CHANNEL_NOTIFICATION
 from agentmonitors.transports.handoff import COMMITTED, LAPSED, hand_off
@@ -110,8 +115,6 @@ class ChannelServer:
         log: Callable[[str], None] | None = None,
         debug: bool = False,
     ) -> None:
-        from agentmonitors.daemon.client import call as daemon_call
-
         self.options = options
         self._call = call or daemon_call
         self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -154,7 +157,6 @@ class ChannelServer:
     def _heartbeat(self, *, delivered: bool = False) -> None:
         if self._shutting_down:
             return  # a late write must not recreate the record removed on exit
-        from agentmonitors.delivery.heartbeats import CHANNEL_TTL_MS, write_heartbeat
 
         write_heartbeat(
             "channel",
@@ -221,8 +223,6 @@ class ChannelServer:
             self.debug(f"push {delivery_id} failed ({error}); released")
             return False
         if self._debug:
-            import json
-
             claim = json.dumps(reservation["claim"], sort_keys=True, ensure_ascii=False)
             self.debug(f"pushed {delivery_id}; claim json {claim}")
         return True
@@ -242,8 +242,6 @@ class ChannelServer:
             await anyio.sleep(self.options.poll_ms / 1000)
 
     async def _heartbeat_loop(self) -> None:
-        from agentmonitors.delivery.heartbeats import CHANNEL_TTL_MS
-
         while True:
             await anyio.to_thread.run_sync(self._heartbeat)
             await anyio.sleep(CHANNEL_TTL_MS // 3 / 1000)
@@ -289,7 +287,6 @@ class ChannelServer:
         except Exception as error:
             self._session_id = None
             return f"Acknowledge failed: {error}", True
-        from agentmonitors.transports.channel_ack import ack_summary
 
         unknown = reply.get("unknownEventIds") if isinstance(reply, dict) else None
         return ack_summary(params.get("eventIds"), before, after, unknown or []), False
@@ -427,7 +424,6 @@ class ChannelServer:
     def shutdown(self) -> None:
         self._shutting_down = True
         self._session = None
-        from agentmonitors.delivery.heartbeats import remove_heartbeat
 
         remove_heartbeat("channel", self._key)
 
@@ -448,8 +444,6 @@ async def _until_signal(server: ChannelServer) -> None:
 
 async def serve_stdio(options: ChannelOptions, *, debug: bool = False) -> int:
     """Serve on stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
-    from mcp.server.stdio import stdio_server
-
     server = ChannelServer(options, debug=debug)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_until_signal, server)

@@ -10,7 +10,16 @@ import os
 
 from agentmonitors.delivery.heartbeats import CHANNEL_POLL_MS
 from agentmonitors.fastpath.lean_dataclass import dataclass
+from agentmonitors.paths import (
+    SOCKET_ENV,
+    _global_socket_path,
+    fit_socket_path,
+    notice_once,
+    session_marker,
+    workspace_socket,
+)
 from agentmonitors.transports.claude_code import SESSION_ENV
+from agentmonitors.workspace import logical_cwd, resolve_enabled_project
 
 
 @dataclass(frozen=True)
@@ -40,16 +49,6 @@ def resolve_options(
     workspaces. ``poll_ms`` is checked by the command line; a bad value here means
     the default.
     """
-    from agentmonitors.paths import (
-        SOCKET_ENV,
-        _global_socket_path,
-        fit_socket_path,
-        notice_once,
-        session_marker,
-        workspace_socket,
-    )
-    from agentmonitors.workspace import logical_cwd, resolve_enabled_project
-
     session = host_session_id or os.environ.get(SESSION_ENV) or None
     marker = session_marker(session) if session else None
     env: dict[str, str] = dict(os.environ)

@@ -16,6 +16,7 @@ import sys
 
 from agentmonitors.delivery.vocabulary import LIFECYCLES
 from agentmonitors.fastpath.argv import FLAG, VALUE, Spec, parse_strict
+from agentmonitors.paths import fit_socket_path, notice_once, workspace_socket
 from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS, adapter_for
 from agentmonitors.transports.hosts.claude_code import ADAPTER as CLAUDE_CODE
 
@@ -23,9 +24,7 @@ from agentmonitors.transports.hosts.claude_code import ADAPTER as CLAUDE_CODE
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
-    from agentmonitors.delivery.wire import RenderedReply
     from agentmonitors.transports.hosts.base import HookPayload, HostAdapter
 
 DEBUG_PREFIX = "agentmonitors hook deliver --debug: "
@@ -48,6 +47,7 @@ BOOT_FAILED_WARNING = (
 
 
 def _field(value: str | None) -> str:
+    # Lazy: the debug text's helpers load only under --debug.
     from agentmonitors.transports.deliver_debug import field
 
     return field(value)
@@ -178,14 +178,15 @@ def deliver(
         warning = BOOT_FAILED_WARNING if state.last_boot_failure_at else NO_SOCKET_WARNING
         sys.stderr.write(warning + "\n")
         return False
-    from agentmonitors.paths import fit_socket_path, notice_once, workspace_socket
-
     if options.socket is not None:
         socket = fit_socket_path(options.socket, explicit=True)
     else:
         # The enable file may be a repository's: its `socket:` counts only when it names
         # a socket of ours; otherwise the workspace's own socket is used, said on stderr.
         socket = fit_socket_path(workspace_socket(workspace, state, notice=notice_once))
+    # Lazy: a hook in a project that is not enabled never talks to a daemon.
+    from agentmonitors.transports.deliver_session import deliver_to_session
+
     # A host that cannot reach a lifecycle tries it at the next point it does reach:
     # what was held for it is delivered first, the point's own lifecycle after.
     return any(
@@ -215,122 +216,6 @@ def _event_names(adapter: HostAdapter) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
-def deliver_to_session(
-    socket: str,
-    host_session_id: str,
-    lifecycle: str,
-    *,
-    event_name: str | None,
-    workspace: str,
-    output_format: str,
-    debug: Callable[[str], None],
-    channel_delivery_ids: tuple[str, ...] = (),
-    preface: str = "",
-    adapter: HostAdapter = CLAUDE_CODE,
-) -> bool:
-    """Reserve, render, write, then commit (release when the write fails).
-
-    Shared by ``hook deliver`` and ``session start``'s recap, so the two can never
-    disagree about what was shown and what was claimed: one request finds the session
-    and reserves a rendered delivery, and :func:`~agentmonitors.transports.handoff.hand_off`
-    writes and commits it.
-    """
-    from agentmonitors.daemon.client import call
-    from agentmonitors.transports.handoff import COMMITTED, NOTHING, UNWRITTEN, hand_off
-
-    debugging = debug is not _quiet
-    reported: set[str] = set()  # hold reasons the diagnosis already named
-    if debugging:
-        from agentmonitors.transports.deliver_debug import (
-            debug_before_reserving,
-            debug_reply,
-            debug_session,
-        )
-
-        found = debug_before_reserving(socket, host_session_id, lifecycle, debug)
-        if found is None:
-            return False
-        reported = found
-    reply = _reserve(socket, host_session_id, lifecycle, channel_delivery_ids, debug)
-    if reply is None:
-        return False
-    session = reply.get("session")
-    if session is None:
-        from agentmonitors.transports.deliver_debug import no_session
-
-        no_session(host_session_id)
-        return False
-    if debugging:
-        debug_session(reply, session, channel_delivery_ids, debug)
-    _heartbeat(socket, host_session_id, session["id"], workspace, delivered=False)
-
-    def ipc(method: str, params: dict[str, Any]) -> Any:
-        return call(socket, method, params)
-
-    if debugging and reply.get("reservation") is not None and reply.get("text"):
-        debug_reply(ipc, session["id"], reply, debug, reported)
-
-    def write(text: str) -> bool:
-        return _write(
-            preface + "\n\n" + text if preface else text,
-            event_name,
-            output_format,
-            debug,
-            adapter,
-        )
-
-    outcome = hand_off(ipc, reply, write)
-    if outcome == NOTHING:
-        debug(
-            "claim: null — nothing to deliver at this lifecycle right now (see the hold "
-            "reasons above, if any)"
-        )
-        return bool(preface) and _write(preface, event_name, output_format, _quiet, adapter)
-    if outcome == UNWRITTEN:
-        return False
-    debug("emitted; commit " + ("landed" if outcome == COMMITTED else "lapsed (rows stay pending)"))
-    _heartbeat(socket, host_session_id, session["id"], workspace, delivered=True)
-    return True
-
-
-def _reserve(
-    socket: str,
-    host_session_id: str,
-    lifecycle: str,
-    channel_delivery_ids: tuple[str, ...],
-    debug: Callable[[str], None],
-) -> RenderedReply | None:
-    """``delivery.reserveRendered`` for the hook; None (said on the debug channel) when
-    there is no answer."""
-    from agentmonitors.daemon.client import DaemonConnectionError, DaemonUnsupportedError, call
-
-    request: dict[str, Any] = {
-        "transport": "hook",
-        "hostSessionId": host_session_id,
-        "lifecycle": lifecycle,
-        "socketPath": socket,
-    }
-    if channel_delivery_ids:
-        # This turn is a channel push the host showed: that proves its delivery.
-        request["channelDeliveryIds"] = list(channel_delivery_ids)
-        debug(f"channel turn: delivery ids {list(channel_delivery_ids)}")
-    try:
-        # The daemon's own shape (delivery/wire.py), checked where it is read.
-        reply: RenderedReply | None = call(socket, "delivery.reserveRendered", request)
-    except DaemonConnectionError as error:
-        debug(f"stopped: daemon unreachable ({error})")
-        return None
-    except DaemonUnsupportedError:
-        # Hooks and daemon come from one install, so only a daemon left running across
-        # an upgrade answers this: nothing is delivered until it is restarted.
-        debug(
-            "stopped: the daemon predates delivery.reserveRendered (left running across an "
-            "upgrade?); restart it with `agentmonitors daemon stop` then a new session"
-        )
-        return None
-    return reply if isinstance(reply, dict) else None
-
-
 def _write(
     text: str,
     event_name: str | None,
@@ -348,20 +233,3 @@ def _write(
         return False
     _WRITES.append(output)
     return True
-
-
-def _heartbeat(
-    socket: str, host_session_id: str, session_id: str, workspace: str, *, delivered: bool
-) -> None:
-    from agentmonitors.delivery.heartbeats import write_heartbeat
-
-    write_heartbeat(
-        "hook",
-        host_session_id,
-        workspace=workspace,
-        socket_path=socket,
-        host_session_id=host_session_id,
-        session_id=session_id,
-        delivered=delivered,
-        refresh_while_fresh=False,
-    )

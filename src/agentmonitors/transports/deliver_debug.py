@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import sys
 
+from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, call
+from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT, untrusted_field
+
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,8 +23,6 @@ if TYPE_CHECKING:
 
 def field(value: str | None) -> str:
     """An untrusted payload field for a stderr line; ``(none)`` when absent."""
-    from agentmonitors.delivery.text import untrusted_field
-
     return "(none)" if value is None else untrusted_field(value)
 
 
@@ -74,8 +75,6 @@ def debug_before_reserving(
 
 def blocked_monitor_ids(socket: str) -> list[str]:
     """Ids of the monitors that wait for the user's approval; [] from an older daemon."""
-    from agentmonitors.daemon.client import DaemonError, call
-
     try:
         reply = call(socket, "monitor.blocked", {})
     except DaemonError:
@@ -99,6 +98,7 @@ def _plain_id(value: object) -> bool:
 
 
 def _debug_claim(claim: Any, reply: RenderedReply, debug: Callable[[str], None]) -> None:
+    # Lazy: every session start loads this module; only --debug prints a claim's JSON.
     import json
 
     debug(
@@ -119,8 +119,6 @@ def _debug_deferred(
     Asked while the reservation still leases what it shows, so the preview holds
     exactly the settled rows that did not fit.
     """
-    from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT
-
     try:
         left = ipc("hook.preview", {"sessionId": session_id})
     except Exception:  # the delivery matters more than this line
@@ -136,8 +134,6 @@ def _debug_deferred(
 
 
 def no_session(host_session_id: str) -> None:
-    from agentmonitors.delivery.text import untrusted_field
-
     sys.stderr.write(
         "hook deliver: no session registered for host session id "
         f"{untrusted_field(host_session_id)}\n"
@@ -147,8 +143,6 @@ def no_session(host_session_id: str) -> None:
 def _debug_pacing(socket: str, session_id: str, debug: Callable[[str], None]) -> None:
     """The holds before an event exists: each monitor whose notify pacing (debounce,
     rollup, throttle) keeps observations back from this session right now."""
-    from agentmonitors.daemon.client import DaemonError, call
-
     try:
         reply = call(socket, "monitor.pacing", {"sessionId": session_id})
     except DaemonError as error:  # an older daemon has no such method
@@ -171,8 +165,6 @@ def _debug_pacing(socket: str, session_id: str, debug: Callable[[str], None]) ->
 def _find_session(
     socket: str, host_session_id: str, debug: Callable[[str], None]
 ) -> dict[str, Any] | None:
-    from agentmonitors.daemon.client import DaemonConnectionError, call
-
     try:
         sessions = call(socket, "session.list", {})
     except DaemonConnectionError as error:
@@ -199,8 +191,6 @@ def _debug_diagnosis(
     The socket is passed so the diagnosis sizes a delivery as this hook will, which
     is what lets it name ``deferred-by-cap`` before anything is reserved.
     """
-    from agentmonitors.daemon.client import DaemonError, call
-
     request = {"sessionId": session_id, "lifecycle": lifecycle, "socketPath": socket}
     try:
         report = call(socket, "hook.diagnose", request)

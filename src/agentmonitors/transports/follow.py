@@ -39,7 +39,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from agentmonitors.daemon.client import DaemonApplicationError, DaemonConnectionError, call
+from agentmonitors.delivery.heartbeats import FOLLOW_TTL_MS, remove_heartbeat, write_heartbeat
+from agentmonitors.delivery.text import _socket_clause
 from agentmonitors.transports.handoff import COMMITTED, LAPSED, UNWRITTEN, hand_off
+from agentmonitors.workspace import read_local_state
 
 if TYPE_CHECKING:
     from agentmonitors.delivery.wire import RenderedReply
@@ -60,8 +64,6 @@ Ipc = Callable[[str, dict[str, Any]], Any]
 
 def restart_line(session_id: str, socket_path: str) -> str:
     """The last line before ``--max-seconds``: how to keep live updates coming."""
-    from agentmonitors.delivery.text import _socket_clause
-
     return (
         "AgentMon: live updates paused (time limit). Start the Monitor again with: "
         f"agentmonitors events follow --session {session_id}{_socket_clause(socket_path)}"
@@ -103,7 +105,6 @@ class Follower:
     def ipc(self, method: str, params: dict[str, Any]) -> Any:
         if self._ipc is not None:
             return self._ipc(method, params)
-        from agentmonitors.daemon.client import call
 
         return call(self.socket_path, method, params)
 
@@ -153,7 +154,6 @@ class Follower:
             return
         if self.stop.is_set() or self.workspace is None:
             return  # a late write must not recreate the record removed on exit
-        from agentmonitors.delivery.heartbeats import FOLLOW_TTL_MS, write_heartbeat
 
         write_heartbeat(
             "follow",
@@ -170,7 +170,6 @@ class Follower:
         if self.workspace is None or now - self._last_enabled_check < ENABLED_CHECK_S:
             return False
         self._last_enabled_check = now
-        from agentmonitors.workspace import read_local_state
 
         return not read_local_state(self.workspace).enabled
 
@@ -178,8 +177,6 @@ class Follower:
 
     def poll_once(self) -> str | None:
         """One reserve → write → commit; a reason to stop, else None."""
-        from agentmonitors.daemon.client import DaemonApplicationError, DaemonConnectionError
-
         try:
             reply = self.ipc(
                 "delivery.reserveRendered",
@@ -245,7 +242,6 @@ class Follower:
                 self.stop.wait(RECONNECT_S if self._unreachable else POLL_S)
         finally:
             self.stop.set()
-            from agentmonitors.delivery.heartbeats import remove_heartbeat
 
             remove_heartbeat("follow", self._key)
         if reason is None:

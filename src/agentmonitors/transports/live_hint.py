@@ -13,6 +13,11 @@ from __future__ import annotations
 import os
 import sys
 
+from agentmonitors.delivery.heartbeats import session_listening
+from agentmonitors.delivery.text import _socket_clause, inline
+from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER
+from agentmonitors.workspace import enable_file_path, live_setting, user_monitors_dir
+
 FOLLOW_TIMEOUT_MS = 1_800_000
 """What to pass as the Monitor tool's ``timeout_ms``: its cap, above ``events follow``'s
 own 25-minute limit, so the follower ends first with its restart line."""
@@ -21,8 +26,6 @@ FOLLOW_DESCRIPTION = "AgentMon live updates"
 
 def follow_command(session_id: str, socket_path: str) -> str:
     """The exact ``events follow`` command line for this session and daemon."""
-    from agentmonitors.delivery.text import _socket_clause, inline
-
     return f"agentmonitors events follow --session {inline(session_id)}" + (
         _socket_clause(socket_path)
     )
@@ -37,9 +40,6 @@ def live_sentence(
     on stderr (naming the file and the key) and the default, on, applies. Only Claude
     Code has the Monitor tool, so another ``host`` is offered nothing.
     """
-    from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER
-    from agentmonitors.workspace import enable_file_path, live_setting, user_monitors_dir
-
     if host != CLAUDE_ADAPTER:
         return ""
     choice = live_setting(live)
@@ -96,6 +96,4 @@ def _any_definition(root: str) -> bool:
 def follower_running(session_id: str) -> bool:
     """Whether a fresh ``follow`` heartbeat names this session (a follower that exits
     removes its record; one that died goes stale within its 30 s lifetime)."""
-    from agentmonitors.delivery.heartbeats import session_listening
-
     return session_listening("follow", session_id)

@@ -28,6 +28,7 @@ at import time: every hook of every host loads this module.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from agentmonitors.delivery.host_capabilities import (
@@ -39,6 +40,8 @@ from agentmonitors.delivery.host_capabilities import (
     TURN_INTERRUPTIBLE,
 )
 from agentmonitors.fastpath.jsonline import dumps, loads
+from agentmonitors.paths import session_marker
+from agentmonitors.workspace import resolve_enabled_project
 
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
 TYPE_CHECKING = False
@@ -254,11 +257,6 @@ class HostAdapter:
         ``resolve_enabled_project``). When nothing is enabled, the state says so and
         the path is where the search started.
         """
-        import os
-
-        from agentmonitors.paths import session_marker
-        from agentmonitors.workspace import resolve_enabled_project
-
         marker = session_marker(payload.session_id) if payload.session_id else None
         return resolve_enabled_project(payload.cwd, marker, self.environment(os.environ))
 

@@ -33,7 +33,8 @@ def channel_delivery_ids(prompt: object) -> tuple[str, ...]:
     """The delivery ids of the channel tags a prompt consists of (none for a typed prompt)."""
     if not isinstance(prompt, str) or not prompt.lstrip().startswith("<channel"):
         return ()
-    import re  # compiled only for a channel turn, not on every prompt
+    # Lazy: re costs every prompt an import; only a channel turn's tags need it.
+    import re
 
     found = re.findall(_DELIVERY_ID, prompt)
     return tuple(dict.fromkeys(found))[:MAX_CHANNEL_DELIVERIES]
