@@ -22,8 +22,14 @@ from agentmonitors.transports import deliver, session_hooks
 from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS
 
 
+def root_context() -> click.Context:
+    """A context as the entry point makes it: click caches a command's help option on
+    first use, so one made without the root's settings would lose ``-h`` for later tests."""
+    return click.Context(cli, info_name="agentmonitors", **cli.context_settings)
+
+
 def click_command(group: str, name: str) -> click.Command:
-    ctx = click.Context(cli)
+    ctx = root_context()
     parent = cli.get_command(ctx, group)
     assert isinstance(parent, click.Group)
     command = parent.get_command(ctx, name)
@@ -189,7 +195,7 @@ def spellings(command: click.Command) -> Iterator[list[str]]:
 
 def click_reads(command: click.Command, args: list[str]) -> dict[str, Any] | None:
     try:
-        with command.make_context("agentmonitors", list(args)) as ctx:
+        with command.make_context(command.name, list(args), parent=root_context()) as ctx:
             params = dict(ctx.params)
     except click.UsageError:
         return None
