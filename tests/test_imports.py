@@ -187,7 +187,7 @@ AGENT_HEAVY = HEAVY | {"jsonschema", "toon_format", "typing"}
 
 
 @pytest.mark.slow
-def test_version_and_the_agent_commands_run_without_click_or_the_heavy_stack(
+def test_version_and_the_quick_commands_run_without_click_or_the_heavy_stack(
     isolated_environment: Path, run_cli: Run
 ) -> None:
     """``--version``, ``events list``, ``events ack`` and ``session list``, each a full run

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmonitors.cli.agent_commands import listed_page
+from agentmonitors.cli.quick_commands import listed_page
 from agentmonitors.clock import ManualClock
 from agentmonitors.delivery.events import EventQuery, page_events
 from agentmonitors.delivery.projection import project_event

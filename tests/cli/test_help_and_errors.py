@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 import pytest
 
-from agentmonitors.cli.agent_commands import sessions_table
 from agentmonitors.cli.app import cli
+from agentmonitors.cli.quick_commands import sessions_table
 from agentmonitors.transports.deliver import DeliverOptions, parse_deliver_args
 from tests.conftest import CliResult
 

@@ -14,9 +14,9 @@ from typing import Any
 import click
 import pytest
 
-from agentmonitors.cli import agent_commands, main, tick_once
-from agentmonitors.cli.agent_commands import QUICK_OPTIONS, quick_options, quick_parse
+from agentmonitors.cli import main, quick_commands, tick_once
 from agentmonitors.cli.app import cli
+from agentmonitors.cli.quick_commands import QUICK_OPTIONS, quick_options, quick_parse
 from agentmonitors.fastpath.argv import COUNT, FLAG, MULTI, Spec, parse_strict
 from agentmonitors.transports import deliver, session_hooks
 from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS
@@ -138,7 +138,7 @@ FAST: dict[tuple[str, str], tuple[Spec, Reader, bool]] = {
 def test_every_command_the_entry_point_runs_before_click_is_checked() -> None:
     dispatched = set(main._FAST) | set(main._AGENT) | {("daemon", "once")}
     assert set(FAST) == dispatched
-    assert set(agent_commands.QUICK_OPTIONS) == set(main._AGENT)
+    assert set(quick_commands.QUICK_OPTIONS) == set(main._AGENT)
 
 
 def _same_choices(table: Spec) -> dict[str, tuple[str, str, frozenset[str] | None]]:

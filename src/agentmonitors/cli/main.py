@@ -49,7 +49,7 @@ def _dispatch(args: list[str]) -> int:
         return code
     if command in _AGENT:
         # Lazy: each fast command loads only its own module, and the rest only click.
-        from agentmonitors.cli.agent_commands import run_quick
+        from agentmonitors.cli.quick_commands import run_quick
 
         quick = run_quick(command, args[2:])
         if quick is not None:

@@ -1,7 +1,7 @@
 """``agentmonitors events``: list a session's events, acknowledge them, follow them.
 
 One module per command, imported when it runs (``cli/lazy_group.py``). ``list`` and
-``ack`` are the agent's quick commands: ``cli/agent_commands.py`` runs a plain
+``ack`` are the agent's quick commands: ``cli/quick_commands.py`` runs a plain
 invocation of them without click.
 """
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli.agent_commands import events_ack
 from agentmonitors.cli.events.options import session_option
 from agentmonitors.cli.output import format_option
+from agentmonitors.cli.quick_commands import events_ack
 
 
 @click.command("ack", help="Acknowledge events (all unread when --event-ids is omitted).")

@@ -1,6 +1,6 @@
 """``agentmonitors events list``: the click command; a plain run goes without click.
 
-``cli/agent_commands.py`` runs a well-formed invocation straight from the entry point;
+``cli/quick_commands.py`` runs a well-formed invocation straight from the entry point;
 this command serves ``--help``, completion and what the quick parser leaves to click.
 """
 
@@ -10,10 +10,10 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli.agent_commands import DEFAULT_LIST_LIMIT, UsageProblem, events_list
 from agentmonitors.cli.completion import complete_monitor_id
 from agentmonitors.cli.events.options import scope_callback, session_option
 from agentmonitors.cli.output import format_option
+from agentmonitors.cli.quick_commands import DEFAULT_LIST_LIMIT, UsageProblem, events_list
 
 
 @click.command(

@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli.agent_commands import scope_pairs
 from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import SESSION_HINT
+from agentmonitors.cli.quick_commands import scope_pairs
 
 
 class _MissingSession(click.MissingParameter):

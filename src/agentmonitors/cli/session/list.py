@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli.agent_commands import session_list
 from agentmonitors.cli.output import format_option
+from agentmonitors.cli.quick_commands import session_list
 
 
 @click.command("list", help="Every session the daemon knows, most recently active first.")

@@ -2,7 +2,7 @@
 
 Their work lives here, free of click and typing, so the entry point can run a
 well-formed invocation without importing either (:func:`run_quick`); the click commands
-in ``events.py`` and ``session.py`` (which give ``--help``, completion and the usage
+in ``cli/events/`` and ``cli/session/`` (which give ``--help``, completion and the usage
 errors) call the same functions. Anything the quick parser does not fully understand,
 such as ``--help``, an unknown or malformed option or a missing ``--session``, is handed
 to click, so errors read exactly as they always did.
