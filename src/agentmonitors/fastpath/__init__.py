@@ -17,6 +17,7 @@ more than the figures):
 - ``digests`` for ``hashlib`` on inputs up to 512 bytes: 12 ms (OpenSSL), for the one
   path a warm hook hashes. test_digests.py.
 - ``lazy_logging`` for ``logging`` at import: 40 ms; a tick that goes well logs nothing.
+  test_lazy_logging.py.
 - ``ulid`` for ``python-ulid``: 131 ms (it reads its package metadata), more than an
   unchanged ``daemon once``. test_ulid.py.
 - ``jsonline`` for ``json`` on small documents: 21 ms (``re``, ``enum``), on every hook
