@@ -1,0 +1,5 @@
+"""Fixtures shared by the events command tests."""
+
+from tests.transports.clocked_project import clocked_project
+
+__all__ = ["clocked_project"]
