@@ -19,9 +19,9 @@ import pytest
 
 from agentmonitors.sources.api_poll import ApiPollSource
 from agentmonitors.sources.file_fingerprint import FileFingerprintSource
+from agentmonitors.sources.plugins import ENTRY_POINT_GROUP
 from agentmonitors.sources.registry import (
     BUNDLED_SOURCE_NAMES,
-    ENTRY_POINT_GROUP,
     bundled_registry,
     load_registry,
 )

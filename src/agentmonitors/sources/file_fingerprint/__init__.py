@@ -28,6 +28,7 @@ baseline (``ObservationResult.baselines``), within the same cap and a total of
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -140,8 +141,7 @@ class FileFingerprintSource(ModelSource):
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
     ) -> ObservationResult:
-        # Here, not at the top: validate and init import this module but never observe,
-        # and whoever awaits this has asyncio loaded already.
+        # Lazy: asyncio costs `daemon once` tens of ms; whoever awaits this has it loaded.
         import asyncio
 
         parsed = self.observed_config(config, plain_config)
@@ -434,10 +434,6 @@ def _digest(path: str, *, keep_text: bool) -> tuple[str, bytes | None]:
     Memory stays at one chunk plus at most :data:`SNAPSHOT_CAP_BYTES` whatever the
     file's size; a file over the cap gives None (its change is reported without a diff).
     """
-    # Here, not at the top: an unchanged tree hashes no file, and hashlib loads OpenSSL
-    # (whose sha256 is several times faster per byte than the builtin one).
-    import hashlib
-
     digest = hashlib.sha256()
     kept: bytearray | None = bytearray() if keep_text else None
     try:
