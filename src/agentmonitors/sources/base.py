@@ -27,7 +27,12 @@ from agentmonitors.monitor.cron import timezone_is_valid
 from agentmonitors.monitor.durations import human_floor
 from agentmonitors.monitor.issues import Issue, issues_from_jsonschema, issues_from_pydantic
 from agentmonitors.sources.plain_config import Unexpected
-from agentmonitors.sources.traits import SourceTraits, interval_floor_problem, traits_of
+from agentmonitors.sources.traits import (
+    SourceTraits,
+    interval_floor_problem,
+    missing_traits,
+    traits_of,
+)
 
 if TYPE_CHECKING:
     from agentmonitors.sources.base_config import (
@@ -394,10 +399,11 @@ class SourceRegistry:
         return source
 
     def traits(self, name: str) -> SourceTraits:
-        """The named source's traits, defaults filled in (all defaults for an unknown name)."""
+        """The named source's traits, defaults filled in (all defaults, under that name,
+        for an unknown one)."""
         if name not in self._traits:
             self.get(name)
-        return self._traits.get(name) or traits_of(None)
+        return self._traits.get(name) or missing_traits(name)
 
     def has(self, name: str) -> bool:
         return name in self._loaders or self.get(name) is not None

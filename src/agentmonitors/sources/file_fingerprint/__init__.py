@@ -35,11 +35,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentmonitors.fastpath.digests import blake2b
-from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources import reach
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
+from agentmonitors.sources.file_fingerprint.plain import FileFingerprintSettings, plain_config
 from agentmonitors.sources.file_globs import (
     Confinement,
     compile_patterns,
@@ -79,29 +78,6 @@ LABELS: dict[ChangeKind, str] = {
     "deleted": "File deleted",
     "descoped": "File no longer matched by globs",
 }
-
-
-@dataclass(frozen=True)
-class FileFingerprintSettings:
-    """A validated watch block as observing reads it (the model's values, standard library)."""
-
-    globs: list[str]
-    ignore: list[str]
-    cwd: str | None
-    interval: str
-
-
-def plain_config(config: Mapping[str, Any]) -> FileFingerprintSettings:
-    """``config`` read without its model; ``Unexpected`` for anything unsure."""
-    config = plain.block(config)
-    if "globs" not in config:
-        raise plain.Unexpected
-    return FileFingerprintSettings(
-        globs=plain.glob_patterns(config["globs"]),
-        ignore=plain.absent_as(config, "ignore", [], plain.optional_glob_patterns),
-        cwd=plain.absent_as(config, "cwd", None, plain.optional_text),
-        interval=plain.absent_as(config, "interval", "30s", plain.duration),
-    )
 
 
 def _stat_key(info: os.stat_result) -> list[int]:
