@@ -163,7 +163,7 @@ class SourceTraits:
     Override any of these in a source class; :func:`traits_of` fills in the rest for a
     source that does not inherit from this class. ``name``, ``scope_schema`` and
     ``observe`` are what a source must define itself: registration refuses a plugin
-    without them (``registry.source_problem``), so their defaults here only answer for
+    without them (``plugins.source_problem``), so their defaults here only answer for
     a name no source has.
     """
 
