@@ -7,6 +7,7 @@ asking for every source still lists them all, in the same order, under the same 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -19,9 +20,10 @@ import pytest
 
 from agentmonitors.sources.api_poll import ApiPollSource
 from agentmonitors.sources.file_fingerprint import FileFingerprintSource
+from agentmonitors.sources.observation import ObservationContext
+from agentmonitors.sources.plugins import ENTRY_POINT_GROUP
 from agentmonitors.sources.registry import (
     BUNDLED_SOURCE_NAMES,
-    ENTRY_POINT_GROUP,
     bundled_registry,
     load_registry,
 )
@@ -88,6 +90,20 @@ def test_an_unknown_name_looks_at_the_plugins_once() -> None:
     assert not registry.has("no-such-source")
     assert registry.traits("no-such-source").default_interval_ms > 0
     assert points.scans == 1
+
+
+def test_a_vanished_source_fails_naming_itself() -> None:
+    """A monitor whose source was uninstalled or renamed fails with that source's name."""
+    registry = load_registry(lambda line: None, Points())
+    traits = registry.traits("gone-source")
+    assert traits.name == "gone-source"
+    with pytest.raises(RuntimeError, match=r'^source "gone-source" cannot observe$'):
+        asyncio.run(traits.observe({}, ObservationContext(None, 0, "/tmp", "m")))
+    with pytest.raises(RuntimeError, match=r'^source "gone-source" cannot observe in place$'):
+        traits.observe_blocking({}, ObservationContext(None, 0, "/tmp", "m"))
+    # Other names keep their own.
+    assert registry.traits("other-source").name == "other-source"
+    assert registry.traits("file-fingerprint").name == "file-fingerprint"
 
 
 def test_registration_order_follows_the_bundled_table_whatever_loads_first() -> None:

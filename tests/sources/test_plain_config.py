@@ -22,27 +22,26 @@ from pydantic import BaseModel, ValidationError
 from agentmonitors.fastpath import lean_dataclass
 from agentmonitors.monitor.frontmatter import split_document
 from agentmonitors.monitor.frontmatter_yaml import load_frontmatter
-from agentmonitors.sources import (
-    command_poll,
-    file_fingerprint,
-    incoming_changes,
-    schedule,
-)
+from agentmonitors.sources import file_fingerprint
 from agentmonitors.sources.api_poll import plain as api_poll_plain
 from agentmonitors.sources.base import ModelSource
+from agentmonitors.sources.command_poll import plain as command_poll_plain
+from agentmonitors.sources.file_fingerprint import plain as file_fingerprint_plain
+from agentmonitors.sources.incoming_changes import plain as incoming_changes_plain
 from agentmonitors.sources.plain_config import Unexpected
 from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES, bundled_registry
+from agentmonitors.sources.schedule import plain as schedule_plain
 from agentmonitors.sources.traits import ScaffoldSeed
 
 TESTS = Path(__file__).resolve().parents[1]
 PRESETS = Path(file_fingerprint.__file__).resolve().parents[2] / "catalog" / "presets"
 
 READERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
-    "file-fingerprint": file_fingerprint.plain_config,
+    "file-fingerprint": file_fingerprint_plain.plain_config,
     "api-poll": api_poll_plain.plain_config,
-    "command-poll": command_poll.plain_config,
-    "schedule": schedule.plain_config,
-    "incoming-changes": incoming_changes.plain_config,
+    "command-poll": command_poll_plain.plain_config,
+    "schedule": schedule_plain.plain_config,
+    "incoming-changes": incoming_changes_plain.plain_config,
 }
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from agentmonitors.sources.plugins import plugin_entry_points
 from agentmonitors.sources.registry import (
     BUNDLED_SOURCE_NAMES,
     bundled_registry,
     load_registry,
-    plugin_entry_points,
 )
 from tests.conftest import CliResult
 from tests.fixtures.example_source.install import install_example, write_dist_info

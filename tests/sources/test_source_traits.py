@@ -22,7 +22,8 @@ from agentmonitors.catalog.definitions import DefinitionCache
 from agentmonitors.cli.main import main
 from agentmonitors.daemon.client import call
 from agentmonitors.runtime.scheduling import schedule_for
-from agentmonitors.sources.registry import bundled_registry, source_problem
+from agentmonitors.sources.plugins import source_problem
+from agentmonitors.sources.registry import bundled_registry
 from agentmonitors.sources.traits import DEFAULT_BASELINE_NOTES, Every, traits_of
 from tests.conftest import CliResult
 from tests.daemon.clocked import START_MS, ClockedDaemon

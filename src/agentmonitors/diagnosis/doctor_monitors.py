@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import Definitions
 from agentmonitors.catalog.trust import BLOCKED_REASON
+from agentmonitors.diagnosis.explain import explain_monitor
 from agentmonitors.diagnosis.watches import watch_fix, watch_session
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.policy import MonitorDefinition
+from agentmonitors.runtime.human import human_duration
 from agentmonitors.sources.permit import approve_command
 
 if TYPE_CHECKING:
@@ -72,8 +74,6 @@ def target_problem(
 
 
 def _cadence(details: Mapping[str, Any]) -> str | None:
-    from agentmonitors.runtime.human import human_duration
-
     if isinstance(details.get("cron"), str):
         return f"cron '{details['cron']}' ({details.get('timezone')})"
     interval = details.get("intervalMs")
@@ -115,8 +115,6 @@ def _runnable(
     runtime: Runtime | None,
     daemon_running: bool | None,
 ) -> MonitorReading:
-    from agentmonitors.diagnosis.explain import explain_monitor
-
     report = explain_monitor(
         db,
         registry,

@@ -11,6 +11,7 @@ import sqlite3
 
 from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.monitor.policy import MonitorDefinition
+from agentmonitors.runtime.shape import shape_observation
 from agentmonitors.sources.observation import Observation
 from agentmonitors.store.queries import insert_snapshot, latest_snapshot
 
@@ -39,8 +40,6 @@ def keep_baselines(
         text = observation.snapshot_text
         if rendered:
             # Only a rendered shape changes the text a baseline keeps.
-            from agentmonitors.runtime.shape import shape_observation
-
             try:
                 text = shape_observation(observation, now_ms, shape, None).snapshot_text
             except Exception as error:  # the change's own shaping reports it, with its event

@@ -8,6 +8,7 @@ batches survive a restart and a switch between implementations.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from agentmonitors.clock import iso_from_ms, ms_from_iso
@@ -107,6 +108,7 @@ class CapturedMonitor:
         tags = frontmatter.get("tags")
         name = frontmatter.get("name")
         strategy = frontmatter.get("baseline-strategy")
+        shape, payload = _stored_shaping(frontmatter.get("shape"), frontmatter.get("payload"))
         return cls(
             id=str(data.get("id", fallback.id)),
             display_name=str(data.get("displayName", fallback.display_name)),
@@ -117,38 +119,31 @@ class CapturedMonitor:
             band=band,
             baseline_strategy=strategy if strategy in ("net", "incremental") else "net",
             tags=tuple(str(tag) for tag in tags) if isinstance(tags, list) else (),
-            shape=_stored_shape(frontmatter.get("shape")),
-            payload=_stored_payload(frontmatter.get("payload")),
+            shape=shape,
+            payload=payload,
         )
 
 
-def _stored_shape(data: Any) -> ShapePolicy | None:
-    """A stored shape block, or None when absent or no longer valid."""
-    if data is None:
-        return None
-    # Only a held observation written by another version needs the model's checks.
-    from pydantic import ValidationError
+def _stored_shaping(shape: Any, payload: Any) -> tuple[ShapePolicy | None, PayloadPolicy | None]:
+    """A stored shape and payload block, each None when absent or no longer valid.
 
-    from agentmonitors.monitor.model import Shape
+    A block that fails the model's checks (pydantic's ``ValidationError`` is a
+    ``ValueError``) was written by another version and is dropped.
+    """
+    if shape is None and payload is None:
+        return None, None
+    # Lazy: the model brings pydantic (over 100 ms); only a held shape or payload gets here.
+    from agentmonitors.monitor.model import Payload, Shape
 
-    try:
-        return Shape.model_validate(data).to_policy()
-    except ValidationError:
-        return None
-
-
-def _stored_payload(data: Any) -> PayloadPolicy | None:
-    """A stored payload block, or None when absent or no longer valid."""
-    if data is None:
-        return None
-    from pydantic import ValidationError
-
-    from agentmonitors.monitor.model import Payload
-
-    try:
-        return Payload.model_validate(data).to_policy()
-    except ValidationError:
-        return None
+    kept_shape: ShapePolicy | None = None
+    kept_payload: PayloadPolicy | None = None
+    if shape is not None:
+        with contextlib.suppress(ValueError):
+            kept_shape = Shape.model_validate(shape).to_policy()
+    if payload is not None:
+        with contextlib.suppress(ValueError):
+            kept_payload = Payload.model_validate(payload).to_policy()
+    return kept_shape, kept_payload
 
 
 @dataclass(frozen=True)

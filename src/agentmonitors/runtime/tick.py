@@ -112,7 +112,11 @@ class Runtime:
             self._tick_lock = asyncio.Lock()
         async with self._tick_lock:
             now, definitions, due, result = self._begin(force, force_sources)
-            outcomes = await self._gather(due, now)
+            # Sources do their I/O concurrently; results come back in scan order.
+            outcomes = await asyncio.gather(
+                *(self._observe(monitor, state, now) for monitor, state in due),
+                return_exceptions=True,
+            )
             return self._finish(now, definitions, due, outcomes, result)
 
     def tick_blocking(self) -> TickResult:
@@ -139,7 +143,13 @@ class Runtime:
             # observe in place needs it.
             import asyncio
 
-            outcomes = asyncio.run(self._gather(due, now))
+            async def observe_all() -> list[ObservationResult | BaseException]:
+                return await asyncio.gather(
+                    *(self._observe(monitor, state, now) for monitor, state in due),
+                    return_exceptions=True,
+                )
+
+            outcomes = asyncio.run(observe_all())
         return self._finish(now, definitions, due, outcomes, result)
 
     def _begin(
@@ -175,18 +185,6 @@ class Runtime:
 
         due = self._due(definitions, forced, forced_sources, now, result)
         return now, definitions, due, result
-
-    async def _gather(
-        self, due: list[tuple[MonitorDefinition, MonitorStateRow | None]], now: int
-    ) -> list[ObservationResult | BaseException]:
-        """Sources do their I/O concurrently; results come back in scan order."""
-        # Lazy: see ``tick``; a coroutine's caller has asyncio loaded already.
-        import asyncio
-
-        return await asyncio.gather(
-            *(self._observe(monitor, state, now) for monitor, state in due),
-            return_exceptions=True,
-        )
 
     def _finish(
         self,

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentmonitors.clock import ms_from_iso
+from agentmonitors.monitor.cron import next_cron_fire_ms
 from agentmonitors.monitor.policy import RollupPolicy
 from agentmonitors.runtime.notify import NotifyConfig
 
@@ -31,8 +32,6 @@ def pacing_due_ms(
         return settle_due_ms(notify_state)
     if not isinstance(notify_state, dict) or "pendingRollup" not in notify_state:
         return None  # an empty window only stamps its minute: nothing to wake for
-    from agentmonitors.monitor.cron import next_cron_fire_ms
-
     try:
         return next_cron_fire_ms(notify.window, notify.timezone or "UTC", now)
     except ValueError:

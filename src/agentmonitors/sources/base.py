@@ -24,8 +24,15 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from agentmonitors.monitor.cron import timezone_is_valid
+from agentmonitors.monitor.durations import human_floor
 from agentmonitors.monitor.issues import Issue, issues_from_jsonschema, issues_from_pydantic
-from agentmonitors.sources.traits import SourceTraits, interval_floor_problem, traits_of
+from agentmonitors.sources.plain_config import Unexpected
+from agentmonitors.sources.traits import (
+    SourceTraits,
+    interval_floor_problem,
+    missing_traits,
+    traits_of,
+)
 
 if TYPE_CHECKING:
     from agentmonitors.sources.base_config import (
@@ -197,7 +204,7 @@ class ModelSource(SourceTraits):
 
     @cached_property
     def scope_schema(self) -> Mapping[str, Any]:
-        from agentmonitors.monitor.durations import human_floor
+        # Lazy: the schema is built by pydantic (over 100 ms); observing never asks for it.
         from agentmonitors.sources.base_config import draft07_schema
 
         schema = draft07_schema(self.config_model)
@@ -227,15 +234,22 @@ class ModelSource(SourceTraits):
         through ``observed_config``, which comes here only for a config its
         standard-library reading is unsure of.
         """
+        model, issues = self.parsed_config(config)
+        if model is None:
+            problems = "; ".join(issue.render("watch") for issue in issues)
+            raise ValueError(f"Invalid {self.name} config: {problems}")
+        return model
+
+    def parsed_config(self, config: Mapping[str, Any]) -> tuple[SourceConfig | None, list[Issue]]:
+        """The typed config and no issue, or None and every problem the model found."""
+        # Lazy: pydantic costs a tick over 100 ms; only validating, or a config the
+        # standard-library reading is unsure of, gets here.
         from pydantic import ValidationError
 
         try:
-            return self.parse_config(config)
+            return self.parse_config(config), []
         except ValidationError as error:
-            problems = "; ".join(
-                issue.render("watch") for issue in issues_from_pydantic(error, dict(config))
-            )
-            raise ValueError(f"Invalid {self.name} config: {problems}") from None
+            return None, issues_from_pydantic(error, dict(config))
 
     def observed_config(
         self, config: Mapping[str, Any], read: Callable[[Mapping[str, Any]], Plain]
@@ -246,14 +260,11 @@ class ModelSource(SourceTraits):
         decides: an invalid config raises ``checked_config``'s ``ValueError``, and a
         valid one is read again from the model's values.
         """
-        # Here, not at the top: the source calling this has loaded it already, and a
-        # command that only lists or validates sources never needs it.
-        from agentmonitors.sources.plain_config import Unexpected
-
         try:
             return read(config)
         except Unexpected:
             pass
+        # Lazy: the model's values need pydantic (over 100 ms); a valid config never gets here.
         from agentmonitors.sources.base_config import declared_values
 
         model = self.checked_config(config)
@@ -271,13 +282,8 @@ def validate_scope(source: Source, config: Mapping[str, Any]) -> list[Issue]:
     Paths in the returned issues are relative to the watch block.
     """
     if isinstance(source, ModelSource):
-        from pydantic import ValidationError
-
-        try:
-            source.parse_config(config)
-        except ValidationError as error:
-            return issues_from_pydantic(error, dict(config))
-        return _floor_issues(source, config)
+        _, issues = source.parsed_config(config)
+        return issues or _floor_issues(source, config)
     issues = _validate_with_json_schema(source.scope_schema, config)
     return issues or _floor_issues(source, config)
 
@@ -288,6 +294,7 @@ def _floor_issues(source: Source, config: Mapping[str, Any]) -> list[Issue]:
 
 
 def _validate_with_json_schema(schema: Mapping[str, Any], config: Mapping[str, Any]) -> list[Issue]:
+    # Lazy: jsonschema costs about 90 ms; only a source without a pydantic model needs it.
     from jsonschema import Draft7Validator
 
     validator = Draft7Validator(schema)
@@ -392,10 +399,11 @@ class SourceRegistry:
         return source
 
     def traits(self, name: str) -> SourceTraits:
-        """The named source's traits, defaults filled in (all defaults for an unknown name)."""
+        """The named source's traits, defaults filled in (all defaults, under that name,
+        for an unknown one)."""
         if name not in self._traits:
             self.get(name)
-        return self._traits.get(name) or traits_of(None)
+        return self._traits.get(name) or missing_traits(name)
 
     def has(self, name: str) -> bool:
         return name in self._loaders or self.get(name) is not None

@@ -282,6 +282,7 @@ class FileHintWatcher:
     async def _watch(
         self, roots: tuple[str, ...], stop: asyncio.Event, *, ignore_permission_denied: bool
     ) -> None:
+        # Lazy: watchfiles costs 75 ms; only a daemon that watches files starts this.
         from watchfiles import awatch
 
         # Start-up failures (a missing root, inotify limits) raise before the first

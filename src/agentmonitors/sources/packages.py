@@ -19,7 +19,8 @@ from importlib.metadata import distributions
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.paths import neutral_cwd, python_command
-from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES, plugin_entry_points
+from agentmonitors.sources.plugins import plugin_entry_points
+from agentmonitors.sources.registry import BUNDLED_SOURCE_NAMES
 
 
 class PackageError(Exception):

@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentmonitors.sources.file_globs import compile_patterns, resolve_base
 from agentmonitors.sources.permit import origin_of
 from agentmonitors.sources.traits import Approval
 
@@ -36,8 +37,6 @@ def inside(path: str, workspace: str) -> bool:
 
 
 def _base(cwd: Any, workspace: str) -> str:
-    from agentmonitors.sources.file_globs import resolve_base
-
     return resolve_base(cwd if isinstance(cwd, str) and cwd else None, workspace)
 
 
@@ -60,8 +59,6 @@ def reads_outside(outside: list[str]) -> str:
 
 def _outside_globs(config: Mapping[str, Any], workspace: str) -> tuple[list[str], list[str]]:
     """(the authored globs that reach outside the workspace, the folders they reach)."""
-    from agentmonitors.sources.file_globs import compile_patterns
-
     base = _base(config.get("cwd"), workspace)
     outside: list[str] = []
     reached: list[str] = []

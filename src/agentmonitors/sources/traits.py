@@ -21,7 +21,7 @@ Callers never probe a source themselves: they ask the registry's ``traits`` (or
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
@@ -163,7 +163,7 @@ class SourceTraits:
     Override any of these in a source class; :func:`traits_of` fills in the rest for a
     source that does not inherit from this class. ``name``, ``scope_schema`` and
     ``observe`` are what a source must define itself: registration refuses a plugin
-    without them (``registry.source_problem``), so their defaults here only answer for
+    without them (``plugins.source_problem``), so their defaults here only answer for
     a name no source has.
     """
 
@@ -319,6 +319,14 @@ class _Filled(SourceTraits):
 
 
 _DEFAULTS = SourceTraits()
+
+
+@lru_cache(maxsize=64)
+def missing_traits(name: str) -> SourceTraits:
+    """The defaults under ``name``, for a monitor whose source is gone (uninstalled,
+    renamed): its failure then names the source it asked for."""
+    traits: SourceTraits = type("MissingSource", (SourceTraits,), {"name": name})()
+    return traits
 
 
 def traits_of(source: object | None) -> SourceTraits:

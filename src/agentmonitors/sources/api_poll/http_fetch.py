@@ -116,6 +116,7 @@ def open_client(timeout_ms: int) -> httpx2.AsyncClient:
     client never follows one on its own. The HTTP stack's loggers get a filter that
     masks credentials in what they log.
     """
+    # Lazy: httpx2 costs 60 ms; validate and doctor load this module but never fetch.
     import httpx2
 
     _install_log_filter()
@@ -146,6 +147,7 @@ async def fetch(
     ``permit`` must allow ``url``'s origin and sending the values of ``secret_env``
     (``NotApproved`` otherwise, before anything is sent).
     """
+    # Lazy: as in ``open_client``; the client passed in has loaded it already.
     import httpx2
 
     permit.check_request(url, secret_env)

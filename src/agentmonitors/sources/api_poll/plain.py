@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources import plain_config as plain
@@ -24,8 +25,6 @@ STRATEGIES: tuple[Strategy, ...] = ("json-diff", "text-diff", "status-code")
 
 def http_url_problem(text: str) -> str | None:
     """Why ``text`` is not an absolute http(s) URL with a host, or None when it is one."""
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(text.strip())
         parts.port  # noqa: B018 -- raises ValueError for a port that is not a number

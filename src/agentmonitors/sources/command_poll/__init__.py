@@ -33,85 +33,17 @@ from agentmonitors.sources.command_poll.command_exec import (
     CommandResult,
     run_command,
 )
+from agentmonitors.sources.command_poll.plain import (
+    CommandChangeDetectionSettings,
+    CommandPollSettings,
+    plain_config,
+)
 from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult
 from agentmonitors.sources.reach import command_approval
 from agentmonitors.sources.redact import redact_text
 from agentmonitors.sources.traits import Approval, Scaffold, ScaffoldSeed, quoted_list
 
 SCAFFOLD_DEFAULT_COMMAND = ("git", "ls-remote", "origin", "refs/heads/main")
-STRATEGIES = ("text-diff", "json-diff", "exit-code")
-
-
-@dataclass(frozen=True)
-class CommandChangeDetectionSettings:
-    strategy: str = "text-diff"
-    ignore_paths: list[str] | None = None
-    collection: plain.CollectionSettings | None = None
-
-
-@dataclass(frozen=True)
-class CommandPollSettings:
-    """A validated watch block as observing reads it (the model's values, standard library)."""
-
-    command: list[str]
-    cwd: str | None
-    env: dict[str, str] | None
-    timeout: str
-    key: str | None
-    interval: str
-    change_detection: CommandChangeDetectionSettings | None
-    # None: only 0 is ordinary (every code is, under the exit-code strategy).
-    ok_exit_codes: tuple[int, ...] | None = None
-
-
-def _argv(value: Any) -> list[str]:
-    argv = plain.texts(value)
-    if not argv:
-        raise plain.Unexpected
-    return argv
-
-
-def _ok_exit_codes(value: Any) -> tuple[int, ...] | None:
-    if value is None:
-        return None
-    if type(value) is not list or not value:
-        raise plain.Unexpected
-    if not all(type(code) is int and 0 <= code <= 255 for code in value):
-        raise plain.Unexpected
-    return tuple(value)
-
-
-def _change_detection(value: Any) -> CommandChangeDetectionSettings | None:
-    if value is None:
-        return None
-    config = plain.block(value, ("strategy", "ignore-paths", "collection"))
-    strategy = plain.absent_as(config, "strategy", "text-diff", plain.one_of(*STRATEGIES))
-    ignore_paths = config.get("ignore-paths")
-    collection = config.get("collection")
-    if (ignore_paths is not None or collection is not None) and strategy != "json-diff":
-        raise plain.Unexpected
-    return CommandChangeDetectionSettings(
-        strategy=strategy,
-        ignore_paths=None if ignore_paths is None else plain.ignore_paths(ignore_paths),
-        collection=None if collection is None else plain.collection(collection, closed=True),
-    )
-
-
-def plain_config(config: Mapping[str, Any]) -> CommandPollSettings:
-    """``config`` read without its model; ``Unexpected`` for anything unsure."""
-    config = plain.block(config)
-    if "command" not in config or "change_detection" in config or "ok_exit_codes" in config:
-        raise plain.Unexpected
-    return CommandPollSettings(
-        command=_argv(config["command"]),
-        cwd=plain.absent_as(config, "cwd", None, plain.optional_text),
-        env=plain.absent_as(config, "env", None, plain.optional_string_map),
-        timeout=plain.absent_as(config, "timeout", "30s", plain.timeout),
-        key=plain.absent_as(config, "key", None, plain.optional_text),
-        interval=plain.absent_as(config, "interval", "30s", plain.duration),
-        change_detection=plain.absent_as(config, "change-detection", None, _change_detection),
-        ok_exit_codes=plain.absent_as(config, "ok-exit-codes", None, _ok_exit_codes),
-    )
 
 
 def ordinary_exit(settings: CommandPollSettings, strategy: str, code: int) -> bool:
@@ -203,112 +135,153 @@ class CommandPollSource(ModelSource):
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
     ) -> ObservationResult:
+        """Run the command once; report a failure, a recovery, and a change of its
+        output (or of the collection its JSON output holds)."""
         parsed = self.observed_config(config, plain_config)
         detection = parsed.change_detection or CommandChangeDetectionSettings()
         object_key = parsed.key or " ".join(parsed.command)
         previous = _previous_state(context.previous_state)
-        outcome = await run_command(
-            parsed.command,
-            cwd=resolve_cwd(parsed.cwd, context.workspace_path),
-            env=_run_env(parsed.env, context.now_ms),
-            timeout_ms=duration_ms(parsed.timeout),
-            permit=context.permit,
-        )
-        shown = display_object_key(object_key)
-        extra = {"command": object_key}
-
-        if isinstance(outcome, CommandResult) and not ordinary_exit(
-            parsed, detection.strategy, outcome.exit_code
-        ):
+        outcome = await _run_once(parsed, context)
+        if isinstance(outcome, CommandFailure):
+            return _failing(parsed, object_key, previous, outcome.error, outcome)
+        if not ordinary_exit(parsed, detection.strategy, outcome.exit_code):
             return _failing(
                 parsed, object_key, previous, f"exit status {outcome.exit_code}", outcome
             )
-        if isinstance(outcome, CommandFailure):
-            return _failing(parsed, object_key, previous, outcome.error, outcome)
+        run = _Run(parsed, detection, object_key, previous, outcome)
+        if detection.collection is not None:
+            return _collection_changes(run, detection.collection)
+        return _output_changes(run)
 
-        assert isinstance(outcome, CommandResult)
-        observations = []
-        if previous is not None and previous["health"] == "failing":
-            observations.append(
-                _health(
-                    f"Command recovered: {shown}", object_key, {"command": list(parsed.command)}
-                )
-            )
-        baselined = previous is not None and previous["baselined"] is True
-        state = {
-            "stdout": outcome.stdout,
-            "exitCode": outcome.exit_code,
-            "truncated": outcome.truncated,
+
+async def _run_once(
+    parsed: CommandPollSettings, context: ObservationContext
+) -> CommandResult | CommandFailure:
+    """The command's one run of this observation, under the monitor's permit."""
+    return await run_command(
+        parsed.command,
+        cwd=resolve_cwd(parsed.cwd, context.workspace_path),
+        env=_run_env(parsed.env, context.now_ms),
+        timeout_ms=duration_ms(parsed.timeout),
+        permit=context.permit,
+    )
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A run that exited with an ordinary code, and what it is compared with."""
+
+    parsed: CommandPollSettings
+    detection: CommandChangeDetectionSettings
+    object_key: str
+    previous: dict[str, Any] | None
+    outcome: CommandResult
+
+    @property
+    def shown(self) -> str:
+        return display_object_key(self.object_key)
+
+    @property
+    def baselined(self) -> bool:
+        return self.previous is not None and self.previous["baselined"] is True
+
+    def recovered(self) -> list[Observation]:
+        """``Command recovered`` when the run before this one failed."""
+        if self.previous is None or self.previous["health"] != "failing":
+            return []
+        payload = {"command": list(self.parsed.command)}
+        return [_health(f"Command recovered: {self.shown}", self.object_key, payload)]
+
+    def ok_state(self) -> dict[str, Any]:
+        """The state a successful run leaves: its output, kept for the next compare."""
+        return {
+            "stdout": self.outcome.stdout,
+            "exitCode": self.outcome.exit_code,
+            "truncated": self.outcome.truncated,
             "health": "ok",
             "baselined": True,
         }
-        collection = detection.collection
-        if collection is not None:
-            try:
-                document = json.loads(outcome.stdout, parse_constant=_reject_constant)
-            except ValueError as error:
-                raise ValueError(
-                    f"command-poll output of {shown} is not JSON, so change-detection."
-                    f"collection cannot read it: {error}"
-                ) from None
-            items = collection_items(document, collection)
-            prior = previous.get("keyedSnapshot") if previous is not None and baselined else None
-            observations.extend(
-                collection_observations(
-                    prior if isinstance(prior, Mapping) else None,
-                    items,
-                    scope_key=object_key,
-                    payload={"command": list(parsed.command)},
-                    query_scope=extra,
-                )
-            )
-            state["keyedSnapshot"] = items
-            return ObservationResult(observations=observations, next_state=state)
 
-        # What a change's snapshot records of a run, and a baseline's the same way.
-        snapshot = {
-            "command": list(parsed.command),
-            "exitCode": outcome.exit_code,
-            "stdoutLength": len(outcome.stdout),
-            "strategy": detection.strategy,
-        }
-        if (
-            previous is not None
-            and baselined
-            and _changed(detection.strategy, detection.ignore_paths or [], previous, outcome)
-        ):
-            title = f"Command output changed: {shown}"
-            observations.append(
-                Observation(
-                    title=title,
-                    summary=title,
-                    payload={
-                        "command": list(parsed.command),
-                        "exitCode": outcome.exit_code,
-                        "strategy": detection.strategy,
-                        "stdout": outcome.stdout,
-                        "truncated": outcome.truncated,
-                    },
-                    snapshot_text=outcome.stdout,
-                    snapshot=snapshot,
-                    object_key=object_key,
-                    query_scope=extra,
-                    change_kind="modified",
-                )
+
+def _collection_changes(run: _Run, collection: plain.CollectionSettings) -> ObservationResult:
+    """The items of the JSON output's collection that were added, changed or removed."""
+    try:
+        document = json.loads(run.outcome.stdout, parse_constant=_reject_constant)
+    except ValueError as error:
+        raise ValueError(
+            f"command-poll output of {run.shown} is not JSON, so change-detection."
+            f"collection cannot read it: {error}"
+        ) from None
+    items = collection_items(document, collection)
+    prior = (
+        run.previous.get("keyedSnapshot") if run.previous is not None and run.baselined else None
+    )
+    observations = run.recovered()
+    observations.extend(
+        collection_observations(
+            prior if isinstance(prior, Mapping) else None,
+            items,
+            scope_key=run.object_key,
+            payload={"command": list(run.parsed.command)},
+            query_scope={"command": run.object_key},
+        )
+    )
+    state = run.ok_state()
+    state["keyedSnapshot"] = items
+    return ObservationResult(observations=observations, next_state=state)
+
+
+def _output_changes(run: _Run) -> ObservationResult:
+    """``Command output changed`` when the output (or exit code) differs from the last
+    good run's; on the first run, the baseline the first change is diffed against."""
+    outcome, detection = run.outcome, run.detection
+    # What a change's snapshot records of a run, and a baseline's the same way.
+    snapshot = {
+        "command": list(run.parsed.command),
+        "exitCode": outcome.exit_code,
+        "stdoutLength": len(outcome.stdout),
+        "strategy": detection.strategy,
+    }
+    observations = run.recovered()
+    if (
+        run.previous is not None
+        and run.baselined
+        and _changed(detection.strategy, detection.ignore_paths or [], run.previous, outcome)
+    ):
+        title = f"Command output changed: {run.shown}"
+        observations.append(
+            Observation(
+                title=title,
+                summary=title,
+                payload={
+                    "command": list(run.parsed.command),
+                    "exitCode": outcome.exit_code,
+                    "strategy": detection.strategy,
+                    "stdout": outcome.stdout,
+                    "truncated": outcome.truncated,
+                },
+                snapshot_text=outcome.stdout,
+                snapshot=snapshot,
+                object_key=run.object_key,
+                query_scope={"command": run.object_key},
+                change_kind="modified",
             )
-        baselines = []
-        if not baselined:
-            # The output this first run saw, kept as the snapshot the first change is
-            # diffed against (bounded as a change's output is).
-            baselines.append(
-                Observation(
-                    title=f"Baseline: {shown}",
-                    snapshot_text=outcome.stdout,
-                    snapshot=snapshot,
-                    object_key=object_key,
-                )
+        )
+    baselines = []
+    if not run.baselined:
+        # The output this first run saw, kept as the snapshot the first change is
+        # diffed against (bounded as a change's output is).
+        baselines.append(
+            Observation(
+                title=f"Baseline: {run.shown}",
+                snapshot_text=outcome.stdout,
+                snapshot=snapshot,
+                object_key=run.object_key,
             )
-        return ObservationResult(observations=observations, next_state=state, baselines=baselines)
+        )
+    return ObservationResult(
+        observations=observations, next_state=run.ok_state(), baselines=baselines
+    )
 
 
 def _failing(

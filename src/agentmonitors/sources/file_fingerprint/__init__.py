@@ -28,17 +28,17 @@ baseline (``ObservationResult.baselines``), within the same cap and a total of
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentmonitors.fastpath.digests import blake2b
-from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources import reach
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
+from agentmonitors.sources.file_fingerprint.plain import FileFingerprintSettings, plain_config
 from agentmonitors.sources.file_globs import (
     Confinement,
     compile_patterns,
@@ -80,29 +80,6 @@ LABELS: dict[ChangeKind, str] = {
 }
 
 
-@dataclass(frozen=True)
-class FileFingerprintSettings:
-    """A validated watch block as observing reads it (the model's values, standard library)."""
-
-    globs: list[str]
-    ignore: list[str]
-    cwd: str | None
-    interval: str
-
-
-def plain_config(config: Mapping[str, Any]) -> FileFingerprintSettings:
-    """``config`` read without its model; ``Unexpected`` for anything unsure."""
-    config = plain.block(config)
-    if "globs" not in config:
-        raise plain.Unexpected
-    return FileFingerprintSettings(
-        globs=plain.glob_patterns(config["globs"]),
-        ignore=plain.absent_as(config, "ignore", [], plain.optional_glob_patterns),
-        cwd=plain.absent_as(config, "cwd", None, plain.optional_text),
-        interval=plain.absent_as(config, "interval", "30s", plain.duration),
-    )
-
-
 def _stat_key(info: os.stat_result) -> list[int]:
     """What must be unchanged for a stored hash to be reused (stored as a JSON list)."""
     return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
@@ -140,8 +117,7 @@ class FileFingerprintSource(ModelSource):
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
     ) -> ObservationResult:
-        # Here, not at the top: validate and init import this module but never observe,
-        # and whoever awaits this has asyncio loaded already.
+        # Lazy: asyncio costs `daemon once` tens of ms; whoever awaits this has it loaded.
         import asyncio
 
         parsed = self.observed_config(config, plain_config)
@@ -434,10 +410,6 @@ def _digest(path: str, *, keep_text: bool) -> tuple[str, bytes | None]:
     Memory stays at one chunk plus at most :data:`SNAPSHOT_CAP_BYTES` whatever the
     file's size; a file over the cap gives None (its change is reported without a diff).
     """
-    # Here, not at the top: an unchanged tree hashes no file, and hashlib loads OpenSSL
-    # (whose sha256 is several times faster per byte than the builtin one).
-    import hashlib
-
     digest = hashlib.sha256()
     kept: bytearray | None = bytearray() if keep_text else None
     try:

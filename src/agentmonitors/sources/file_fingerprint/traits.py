@@ -48,7 +48,7 @@ def scaffold(seed: ScaffoldSeed) -> Scaffold:
 
 def file_hints(config: Mapping[str, Any], workspace: str) -> FileHints:
     """Events under its globs' folders that its globs (or a folder, or a deletion) match."""
-    # Imported here: only the daemon watches files, and it is the only caller.
+    # Lazy: file_hints brings asyncio (tens of ms); only the daemon, which watches, calls it.
     from agentmonitors.sources.file_hints import glob_file_hints
 
     return glob_file_hints(config, workspace)

@@ -31,12 +31,11 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_globs import resolve_base
 from agentmonitors.sources.incoming_changes import git_refs
 from agentmonitors.sources.incoming_changes import traits as incoming_changes_traits
+from agentmonitors.sources.incoming_changes.plain import IncomingChangesSettings, plain_config
 from agentmonitors.sources.observation import (
     ChangeKind,
     Observation,
@@ -48,36 +47,6 @@ from agentmonitors.sources.traits import Approval
 
 # How many ``git cat-file`` reads of changed files run at once.
 _SNAPSHOT_READS = 8
-
-
-@dataclass(frozen=True)
-class IncomingChangesSettings:
-    """A validated watch block as observing reads it (the model's values, standard library)."""
-
-    paths: list[str]
-    branch: str
-    cwd: str | None
-    interval: str
-
-
-def _pathspecs(value: Any) -> list[str]:
-    paths = plain.texts(value)
-    if not paths or any(not path.strip() for path in paths):
-        raise plain.Unexpected
-    return paths
-
-
-def plain_config(config: Mapping[str, Any]) -> IncomingChangesSettings:
-    """``config`` read without its model; ``Unexpected`` for anything unsure."""
-    config = plain.block(config)
-    if "paths" not in config:
-        raise plain.Unexpected
-    return IncomingChangesSettings(
-        paths=_pathspecs(config["paths"]),
-        branch=plain.absent_as(config, "branch", "HEAD", plain.non_blank),
-        cwd=plain.absent_as(config, "cwd", None, plain.optional_text),
-        interval=plain.absent_as(config, "interval", "30s", plain.duration),
-    )
 
 
 class IncomingChangesSource(ModelSource):

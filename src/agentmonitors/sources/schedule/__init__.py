@@ -12,32 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentmonitors.clock import iso_from_ms
-from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.sources import plain_config as plain
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.observation import Observation, ObservationContext, ObservationResult
+from agentmonitors.sources.schedule.plain import ScheduleSettings, plain_config
 from agentmonitors.sources.traits import Cadence, OnCron, Scaffold, ScaffoldSeed
-
-
-@dataclass(frozen=True)
-class ScheduleSettings:
-    """A validated watch block as observing reads it (the model's values, standard library)."""
-
-    cron: str
-    timezone: str
-    label: str | None
-
-
-def plain_config(config: Mapping[str, Any]) -> ScheduleSettings:
-    """``config`` read without its model; ``Unexpected`` for anything unsure."""
-    config = plain.block(config)
-    if "cron" not in config:
-        raise plain.Unexpected
-    return ScheduleSettings(
-        cron=plain.cron(config["cron"]),
-        timezone=plain.absent_as(config, "timezone", "UTC", plain.timezone),
-        label=plain.absent_as(config, "label", None, plain.optional_text),
-    )
 
 
 class ScheduleSource(ModelSource):
