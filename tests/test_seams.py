@@ -48,21 +48,26 @@ def _deferred_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]
     yield from walk(tree, False)
 
 
+def unexplained(tree: ast.Module, lines: list[str]) -> Iterator[int]:
+    """The lines of deferred imports with no comment above them."""
+    imports = list(_deferred_imports(tree))
+    by_last_line = {node.end_lineno: node for node in imports}
+    for node in imports:
+        above = node.lineno - 1
+        # One comment may cover a block of imports written one after another
+        # (grouped as isort groups them, with blank lines between).
+        while above > 0 and (not lines[above - 1].strip() or above in by_last_line):
+            above = by_last_line[above].lineno - 1 if above in by_last_line else above - 1
+        if above == 0 or not lines[above - 1].strip().startswith("#"):
+            yield node.lineno
+
+
 def deferred_imports() -> tuple[list[str], list[str]]:
     """Every import inside a function, and those with no reason written above them."""
     found, silent = [], []
     for name, tree, lines in _modules():
-        imports = list(_deferred_imports(tree))
-        by_last_line = {node.end_lineno: node for node in imports}
-        for node in imports:
-            found.append(f"{name}:{node.lineno}")
-            head = node
-            # One comment may cover a block of imports written one after another.
-            while head.lineno - 1 in by_last_line:
-                head = by_last_line[head.lineno - 1]
-            above = lines[head.lineno - 2].strip() if head.lineno > 1 else ""
-            if not above.startswith("#"):
-                silent.append(f"{name}:{node.lineno}")
+        found += [f"{name}:{node.lineno}" for node in _deferred_imports(tree)]
+        silent += [f"{name}:{line}" for line in unexplained(tree, lines)]
     return found, silent
 
 
@@ -145,8 +150,14 @@ def test_no_module_is_over_500_lines() -> None:
 
 
 def test_the_checks_can_fail() -> None:
-    tree = ast.parse('def f(t):\n    import json\n    return t == "hook"\n')
+    text = 'def f(t):\n    import json\n    return t == "hook"\n'
+    tree = ast.parse(text)
     assert [node.lineno for node in _deferred_imports(tree)] == [2]
+    assert list(unexplained(tree, text.splitlines())) == [2]
+    said = (
+        "def f():\n    # Lazy: why.\n    import json\n\n    import re\n    x = 1\n    import os\n"
+    )
+    assert list(unexplained(ast.parse(said), said.splitlines())) == [7]
     assert list(_compared_strings(tree)) == [(3, "hook")]
     assert _own_module("file-fingerprint", "sources/file_fingerprint/traits.py")
     assert not _own_module("hook", "delivery/service.py")
