@@ -1,4 +1,4 @@
-"""Database, socket and log path resolution (spec 03 §11.1, 05 §2.3)."""
+"""Database, socket and log path resolution (docs/architecture.md, "Where trusted state lives")."""
 
 from __future__ import annotations
 

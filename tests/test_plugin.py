@@ -28,7 +28,7 @@ MARKETPLACE = ROOT / ".claude-plugin" / "marketplace.json"
 HOOKS = ROOT / "hooks" / "hooks.json"
 SKILL = ROOT / "skills" / "setup-monitors" / "SKILL.md"
 
-# Which CLI command each hook event runs (spec 06 §6, 00-decisions §2).
+# Which CLI command each hook event runs (README, "Delivering to Claude Code").
 EXPECTED_ARGV = {
     "SessionStart": ["session", "start"],
     "UserPromptSubmit": ["hook", "deliver"],
@@ -42,7 +42,7 @@ _COMMON = {
     "transcript_path": "/home/dev/.claude/projects/p/3f0c6d2e.jsonl",
     "cwd": "/home/dev/project – ünïcode",
 }
-# Payloads shaped like the ones Claude Code sends (spec 08 §4).
+# Payloads shaped like the ones Claude Code sends.
 PAYLOADS: dict[str, dict[str, Any]] = {
     "SessionStart": {**_COMMON, "hook_event_name": "SessionStart", "source": "startup"},
     "UserPromptSubmit": {
@@ -67,7 +67,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
     "SessionEnd": {**_COMMON, "hook_event_name": "SessionEnd", "reason": "other"},
 }
 
-# Top-level verbs of the CLI contract (spec 05 §1); the skill may only name these.
+# Top-level verbs of the CLI contract (docs/cli.md); the skill may only name these.
 CONTRACT_COMMANDS = {
     "init",
     "validate",
@@ -85,7 +85,7 @@ CONTRACT_COMMANDS = {
     "doctor",
     "verify",
     "demo",
-    # The agent's read-only follow-ups (issue 16, spec 05 §15).
+    # The agent's read-only follow-ups (README, "For the agent").
     "snapshot",
     "diff",
     "summary",
@@ -96,7 +96,7 @@ CONTRACT_SUBCOMMANDS = {
     "session": {"open", "close", "list", "start", "end"},
     "events": {"list", "ack", "follow"},  # follow: the live transport (issue 15)
     "hook": {"claim", "deliver"},
-    "monitor": {"test", "history", "explain", "approve"},  # approve: issue 12, spec 04 §13
+    "monitor": {"test", "history", "explain", "approve"},  # approve: docs/security.md
     "source": {"list", "search", "install", "update", "remove"},
 }
 
@@ -193,7 +193,7 @@ def test_marketplace_lists_the_plugin_at_its_own_folder() -> None:
 
 
 def test_mcp_servers_are_real_commands() -> None:
-    """The plugin's MCP server (spec 06: `channel serve`) is a command the CLI has."""
+    """The plugin's MCP server (`channel serve`) is a command the CLI has."""
     servers: dict[str, Any] = load_json(ROOT / ".mcp.json")["mcpServers"]
     assert set(servers) == {"agentmonitors"}
     cli = shutil.which("agentmonitors", path=str(Path(sys.executable).parent))

@@ -1,4 +1,4 @@
-"""Channel-attachment check the idle reaper uses (spec 03 §11.5, 06 §10)."""
+"""Channel-attachment check the idle reaper uses (docs/architecture.md, "Seams")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rendering a DeliveryClaim for the hook and the MCP channel (spec 06 §4.3, §4.4, §8)."""
+"""Rendering a DeliveryClaim for the hook and the MCP channel (docs/architecture.md, "The delivery protocol")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The sized reservation loop (spec 06 §4.4), driven against a scripted delivery service.
+"""The sized reservation loop (docs/architecture.md, "The delivery protocol"), driven against a scripted delivery service.
 
 The script answers the four questions of :class:`~agentmonitors.delivery.sizing.Reserver`
 and logs them under their IPC method names, so each test can change the world between

@@ -1,1 +1,1 @@
-"""End-to-end tests that drive the real Claude Code CLI offline (spec 08)."""
+"""End-to-end tests that drive the real Claude Code CLI offline."""

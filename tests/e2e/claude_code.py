@@ -1,4 +1,4 @@
-"""Find (or install) the real Claude Code CLI and run it offline with our plugin (spec 08).
+"""Find (or install) the real Claude Code CLI and run it offline with our plugin.
 
 Where the binary comes from, in order:
 
@@ -12,7 +12,7 @@ When none of these works (no npm, no network, a failed install) the tests skip w
 (CI sets it): then they fail with that reason, so a run that never reached the real
 client cannot pass as green.
 
-Every run gets the isolated environment of spec 08 §1 and loads the plugin from the
+Every run gets the isolated environment of :func:`isolated_env` and loads the plugin from the
 repository root with ``--plugin-dir``; every process is started in its own process group
 and that group is killed when the run ends, whatever happened.
 """
@@ -48,7 +48,7 @@ REQUIRE_ENV = "AGENTMONITORS_REQUIRE_CLAUDE"
 PACKAGE = "@anthropic-ai/claude-code"
 # Pinned, not "2.1": 2.1.198 and later declare `engines: {node: ">=22"}`, and npm's
 # engine-aware resolution then picks 2.1.197 on Node 20. The binary is native, so the
-# pinned version (the one spec 08 was observed with) runs on any Node; npm only warns.
+# pinned version (the one these tests were written against) runs on any Node; npm only warns.
 PINNED_VERSION = "2.1.332"
 SUPPORTED_LINE = re.compile(r"^2\.1\.\d+$")
 VERSION_RE = re.compile(r"(\d+\.\d+\.\d+)")
@@ -56,7 +56,7 @@ VERSION_RE = re.compile(r"(\d+\.\d+\.\d+)")
 TURN_TIMEOUT_S = 120.0
 EXIT_GRACE_S = 30.0  # closing stdin lets Claude Code run SessionEnd before it exits
 
-# Spec 08 §1: with all five, `claude -p` opens exactly one connection, to the fake API.
+# With all five, `claude -p` opens exactly one connection, to the fake API.
 OFFLINE_VARIABLES = (
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
     "DISABLE_TELEMETRY",
@@ -150,7 +150,7 @@ def skip_or_fail(reason: ClaudeCodeUnavailable) -> NoReturn:
 
 
 def isolated_env(home: Path, base_url: str, xdg_data_home: Path | None = None) -> dict[str, str]:
-    """Spec 08 §1, plus our venv first on PATH so the plugin's hooks find ``agentmonitors``."""
+    """An environment that reaches nothing but the fake API, plus our venv first on PATH so the plugin's hooks find ``agentmonitors``."""
     env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
     data = xdg_data_home if xdg_data_home is not None else home / ".local" / "share"
     env.update(

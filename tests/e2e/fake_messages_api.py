@@ -1,4 +1,4 @@
-"""A fake Anthropic Messages API on 127.0.0.1 for driving Claude Code offline (spec 08 §2).
+"""A fake Anthropic Messages API on 127.0.0.1 for driving Claude Code offline.
 
 Every ``POST /v1/messages`` is answered with a short text (``ok``) and ``end_turn``: as an
 SSE stream when the request asks for ``stream: true`` (Claude Code always does), as one

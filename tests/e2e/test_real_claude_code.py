@@ -2,7 +2,7 @@
 
 Claude Code talks to a fake Messages API on 127.0.0.1 (it answers ``ok`` to everything);
 its hooks run the ``agentmonitors`` of this virtualenv against a real daemon, in a
-throw-away workspace, HOME and data dir. See spec 08 and ``claude_code.py`` for where the
+throw-away workspace, HOME and data dir. See ``claude_code.py`` for where the
 CLI comes from (it may be npm-installed into ``.cache/claude-code`` on the first run;
 without npm these tests skip).
 """
@@ -51,7 +51,7 @@ urgency: high
 ---
 The deploy checklist changed. Read it before going on.
 """
-# How Claude Code hands a UserPromptSubmit hook's additionalContext to the model (spec 08 §5).
+# How Claude Code hands a UserPromptSubmit hook's additionalContext to the model.
 DELIVERED = "UserPromptSubmit hook additional context: AgentMon:"
 PLUGIN_SERVER_PREFIX = "plugin:agentmonitors:"
 STORE_TIMEOUT_S = 90.0  # observed: listed ~30 s after the change (fingerprint poll + debounce)
@@ -112,7 +112,7 @@ def fake_api(tmp_path: Path, leak_check: None) -> Iterator[FakeMessagesApi]:
 
 @pytest.fixture
 def claude_env(tmp_path: Path, fake_api: FakeMessagesApi) -> dict[str, str]:
-    """Spec 08 §1 around the HOME and data dir that conftest made for this test."""
+    """``isolated_env`` around the HOME and data dir that conftest made for this test."""
     home = Path(os.environ["HOME"])
     data = Path(os.environ["XDG_DATA_HOME"])
     assert home.is_relative_to(tmp_path) and data.is_relative_to(tmp_path)

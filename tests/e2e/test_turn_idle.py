@@ -48,7 +48,7 @@ urgency: low
 ---
 The style guide changed; look at it when you are done.
 """
-# How Claude Code 2.1.332 hands a Stop hook's additionalContext to the model (spec 08 §5):
+# How Claude Code 2.1.332 hands a Stop hook's additionalContext to the model:
 # observed as user text inside a <system-reminder> of the continuation request.
 STOP_DELIVERED = "Stop hook additional context: AgentMon: Monitored changes are pending."
 STORE_TIMEOUT_S = 60.0

@@ -1,4 +1,4 @@
-"""file-fingerprint observe: spec 04 §3 on real files."""
+"""file-fingerprint observe, on real files."""
 
 from __future__ import annotations
 
@@ -299,7 +299,7 @@ def test_globstar_does_not_crawl_symlinked_folders(ws: Path) -> None:
     (ws / "src" / "link").symlink_to(ws / "elsewhere", target_is_directory=True)
     monitor = Monitor({"globs": "src/**/*.txt"}, ws)
     monitor.observe()
-    # node-glob: a symlinked folder's contents match the segments after **, but the
+    # The glob dialect's rule: a symlinked folder's contents match the segments after **, but the
     # link is not crawled further.
     assert monitor.tracked() == [str(ws / "src/link/direct.txt"), str(ws / "src/own.txt")]
 

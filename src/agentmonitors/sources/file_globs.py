@@ -1,10 +1,10 @@
-"""Glob expansion and matching for file-fingerprint, in node-glob's dialect.
+"""Glob expansion and matching for file-fingerprint, in the dialect of docs/compatibility.md.
 
 Patterns support ``*``, ``**``, ``?``, ``[..]`` and ``{a,b}`` (braces are expanded
 first, so an alternative may span folders). Dotfiles and dot-folders match only when a
 pattern segment names them (starts with ``.``); ``**`` never enters a dot-folder and
 never crawls a symlinked folder, though a symlinked folder's direct contents can match
-the segments after the ``**`` (node-glob's rule).
+the segments after the ``**``.
 
 Expansion walks the tree with ``os.scandir`` from each pattern's literal prefix, one
 segment at a time, so only folders a pattern can reach are listed, each folder is listed
@@ -200,7 +200,7 @@ class _Lister:
     def entries(self, folder: str) -> dict[str, tuple[bool, bool]]:
         """``name -> (is_dir_following_symlinks, is_symlink)`` for each entry, or {}.
 
-        An unreadable or vanished folder lists as empty, as node-glob treats it; a
+        An unreadable or vanished folder lists as empty (docs/compatibility.md); a
         tracked file inside it is then classified by ``stat``, which raises on
         anything but "not found".
         """
