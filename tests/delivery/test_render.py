@@ -1,4 +1,7 @@
-"""Rendering a DeliveryClaim for the hook and the MCP channel (docs/architecture.md, "The delivery protocol")."""
+"""Rendering a DeliveryClaim for the hook and the MCP channel.
+
+See docs/architecture.md, "The delivery protocol".
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The sized reservation loop (docs/architecture.md, "The delivery protocol"), driven against a scripted delivery service.
+"""The sized reservation loop, driven against a scripted delivery service.
+
+See docs/architecture.md, "The delivery protocol".
 
 The script answers the four questions of :class:`~agentmonitors.delivery.sizing.Reserver`
 and logs them under their IPC method names, so each test can change the world between

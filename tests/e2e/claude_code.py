@@ -150,7 +150,8 @@ def skip_or_fail(reason: ClaudeCodeUnavailable) -> NoReturn:
 
 
 def isolated_env(home: Path, base_url: str, xdg_data_home: Path | None = None) -> dict[str, str]:
-    """An environment that reaches nothing but the fake API, plus our venv first on PATH so the plugin's hooks find ``agentmonitors``."""
+    """An environment that reaches nothing but the fake API, plus our venv first on PATH
+    so the plugin's hooks find ``agentmonitors``."""
     env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
     data = xdg_data_home if xdg_data_home is not None else home / ".local" / "share"
     env.update(
