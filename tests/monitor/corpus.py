@@ -44,6 +44,22 @@ MALFORMED = (
     "  derive:\n    - name: x\n---\n",
     "---\nwatch:\n  type: file-fingerprint\n  globs: a\n  interval: soon\n---\n",
     "---\nwatch: {type: file-fingerprint, globs: a}\nwatch: {type: schedule}\n---\n",
+    *(
+        f"---\nwatch:\n  type: file-fingerprint\n  globs: a\nexpect: {expect}\n---\n"
+        for expect in (
+            "2h",
+            "{}",
+            "[2h]",
+            "{change-within: 0s}",
+            "{change-within: 02h}",
+            "{change-within: 500ms}",
+            "{change-within: 2 h}",
+            "{change-within: soon}",
+            "{change-within: 5}",
+            "{change-within: null}",
+            "{change-withn: 2h}",
+        )
+    ),
 )
 
 
@@ -68,6 +84,12 @@ EVERY_VALUE = (
     f"{_PLAIN}baseline-strategy: incremental\nurgency: low..high\ntags: [a, b]\n---\n",
     f"{_PLAIN}shape:\n  render: rendered\n  derive:\n    - name: big\n      when: 'true'\n---\n",
     f"{_PLAIN}name: Docs\nurgency: high\n---\n",
+    *(
+        f"{_PLAIN}expect:\n  change-within: {window}\n---\n"
+        for window in ("1s", "90s", "30m", "2h", "7d")
+    ),
+    f"{_PLAIN}expect:\n  change-within: 2h\n  ignored: yes\n---\n",
+    f"{_PLAIN}expect: null\n---\n",
 )
 
 

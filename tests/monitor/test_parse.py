@@ -359,7 +359,7 @@ def test_unknown_keys_are_warned_with_nearest_key_and_line() -> None:
         f'unknown key "shape.derive.0.whn" is ignored — did you mean "when"? {at("whn:")}',
         'unknown key "payload.transform.langauge" is ignored — did you mean "language"? '
         + at("langauge"),
-        f'unknown key "zzqqxx" is ignored — the nearest known key is "name" {at("zzqqxx")}',
+        f'unknown key "zzqqxx" is ignored — the nearest known key is "expect" {at("zzqqxx")}',
     }
 
 

@@ -8,6 +8,13 @@ DURATION_PATTERN = r"^\d+(ms|s|m|h|d)$"
 # Operation timeouts must be at least one unit and carry no leading zero.
 TIMEOUT_PATTERN = r"^[1-9]\d*(ms|s|m|h|d)$"
 MAX_TIMEOUT_MS = 2_147_483_647
+# A window a monitor expects change within (``expect.change-within``): a whole number of
+# seconds or more, never zero, so "silent for that long" always means something.
+WINDOW_PATTERN = r"^[1-9]\d*(s|m|h|d)$"
+WINDOW_MESSAGE = (
+    "Must be a duration of at least one second: a whole number without a leading zero "
+    'and a unit of s, m, h or d (e.g. "30m", "2h", "1d")'
+)
 
 DURATION_MESSAGE = (
     'Must be a duration string: a whole number and a unit of ms, s, m, h or d (e.g. "500ms", '
@@ -17,10 +24,16 @@ DURATION_MESSAGE = (
 _UNIT_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _DURATION_RE = re.compile(DURATION_PATTERN)
 _TIMEOUT_RE = re.compile(TIMEOUT_PATTERN)
+_WINDOW_RE = re.compile(WINDOW_PATTERN)
 
 
 def is_duration(value: object) -> bool:
     return isinstance(value, str) and _DURATION_RE.fullmatch(value) is not None
+
+
+def is_window(value: object) -> bool:
+    """``value`` is a usable ``expect.change-within`` (see ``WINDOW_PATTERN``)."""
+    return isinstance(value, str) and _WINDOW_RE.fullmatch(value) is not None
 
 
 def _split(value: str) -> tuple[int, int]:

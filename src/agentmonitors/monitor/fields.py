@@ -20,7 +20,10 @@ from agentmonitors.monitor.durations import (
     DURATION_MESSAGE,
     DURATION_PATTERN,
     TIMEOUT_PATTERN,
+    WINDOW_MESSAGE,
+    WINDOW_PATTERN,
     is_duration,
+    is_window,
     timeout_problem,
 )
 
@@ -40,6 +43,13 @@ def _duration(value: Any) -> str:
     text = require_str(value, 'a duration string such as "30s"')
     if not is_duration(text):
         raise fail(DURATION_MESSAGE, "am_duration")
+    return text
+
+
+def _window(value: Any) -> str:
+    text = require_str(value, 'a duration string such as "2h"')
+    if not is_window(text):
+        raise fail(WINDOW_MESSAGE, "am_duration")
     return text
 
 
@@ -94,6 +104,11 @@ Duration = Annotated[
     WithJsonSchema(
         {"type": "string", "pattern": DURATION_PATTERN, "description": DURATION_MESSAGE}
     ),
+]
+Window = Annotated[
+    str,
+    PlainValidator(_window),
+    WithJsonSchema({"type": "string", "pattern": WINDOW_PATTERN, "description": WINDOW_MESSAGE}),
 ]
 Timeout = Annotated[
     str,

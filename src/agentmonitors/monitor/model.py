@@ -26,6 +26,7 @@ from agentmonitors.monitor.fields import (
     CronExpression,
     Duration,
     TimeZone,
+    Window,
     fail,
     require_str,
 )
@@ -36,6 +37,7 @@ from agentmonitors.monitor.policy import (
     BaselineStrategy,
     DebouncePolicy,
     DerivePolicy,
+    ExpectPolicy,
     MonitorDefinition,
     MonitorPolicy,
     PayloadPolicy,
@@ -57,6 +59,7 @@ __all__ = [
     "BaselineStrategy",
     "DebounceNotify",
     "DeriveRule",
+    "Expect",
     "Frontmatter",
     "MonitorDefinition",
     "Payload",
@@ -244,6 +247,22 @@ class Watch(BaseModel):
         return text
 
 
+# --------------------------------------------------------------------------- expect
+
+
+class Expect(_Authored):
+    """What the watched subject is expected to do; when it does not, an event says so."""
+
+    change_within: Window = Field(
+        alias="change-within",
+        description="When nothing changed for this long (since the last change, or the "
+        "first observation), one event says the monitor went silent.",
+    )
+
+    def to_policy(self) -> ExpectPolicy:
+        return ExpectPolicy(self.change_within)
+
+
 # --------------------------------------------------------------------------- frontmatter
 
 
@@ -272,6 +291,7 @@ class Frontmatter(_Authored):
     shape: Shape | None = None
     payload: Payload | None = None
     tags: list[str] | None = None
+    expect: Expect | None = None
 
     @property
     def band(self) -> UrgencyBand:
@@ -288,4 +308,5 @@ class Frontmatter(_Authored):
             shape=None if self.shape is None else self.shape.to_policy(),
             payload=None if self.payload is None else self.payload.to_policy(),
             tags=None if self.tags is None else tuple(self.tags),
+            expect=None if self.expect is None else self.expect.to_policy(),
         )

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
-from agentmonitors.monitor.durations import is_duration
+from agentmonitors.monitor.durations import duration_ms, is_duration, is_window
 
 UrgencyLevel = Literal["low", "normal", "high"]
 URGENCY_LEVELS: tuple[UrgencyLevel, ...] = ("low", "normal", "high")
@@ -217,6 +217,31 @@ class PayloadPolicy:
         )
 
 
+# --------------------------------------------------------------------------- expect
+
+
+@dataclass(frozen=True)
+class ExpectPolicy:
+    """What the monitor's subject is expected to do: change at least every
+    ``change_within``, or its silence is news (docs/architecture.md, "Liveness")."""
+
+    change_within: str
+
+    @property
+    def window_ms(self) -> int:
+        return duration_ms(self.change_within)
+
+    def as_authored(self) -> dict[str, Any]:
+        return {"change-within": self.change_within}
+
+    @classmethod
+    def from_authored(cls, data: Mapping[str, Any]) -> ExpectPolicy:
+        window = data["change-within"]
+        if not is_window(window):
+            raise ValueError("expect.change-within is not a window of a second or more")
+        return cls(str(window))
+
+
 # --------------------------------------------------------------------------- the monitor
 
 
@@ -240,6 +265,7 @@ class MonitorPolicy:
     shape: ShapePolicy | None = None
     payload: PayloadPolicy | None = None
     tags: tuple[str, ...] | None = None
+    expect: ExpectPolicy | None = None
 
     @property
     def band(self) -> UrgencyBand:
@@ -263,6 +289,8 @@ class MonitorPolicy:
             authored["payload"] = self.payload.as_authored()
         if self.tags is not None:
             authored["tags"] = list(self.tags)
+        if self.expect is not None:
+            authored["expect"] = self.expect.as_authored()
         return authored
 
     @classmethod
@@ -275,6 +303,7 @@ class MonitorPolicy:
         shape = data.get("shape")
         payload = data.get("payload")
         tags = data.get("tags")
+        expect = data.get("expect")
         strategy = data.get("baseline-strategy", "net")
         if strategy not in ("net", "incremental"):
             raise ValueError(f"unknown baseline strategy {strategy!r}")
@@ -299,6 +328,7 @@ class MonitorPolicy:
             shape=None if shape is None else ShapePolicy.from_authored(shape),
             payload=None if payload is None else PayloadPolicy.from_authored(payload),
             tags=None if tags is None else tuple(str(tag) for tag in tags),
+            expect=None if expect is None else ExpectPolicy.from_authored(expect),
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.runtime.scheduling import BACKOFF_BASE_MS, BACKOFF_MAX_MS, retry_delay_ms
 from agentmonitors.store import queries
 from agentmonitors.store.database import Database
@@ -33,16 +34,37 @@ def restored_failures(
     None when the newest row is not an error, or when the monitor's file changed at
     or after the last failure: an edit may be the fix, so it earns an immediate try.
     """
+    return backoff_of(failure_run(db, monitor_id, workspace), file_path, floor_ms)
+
+
+@dataclass(frozen=True)
+class FailureRun:
+    """The monitor's newest history rows that are errors, in a row."""
+
+    count: int
+    newest: HistoryRow | None
+
+
+def failure_run(db: Database, monitor_id: str, workspace: str) -> FailureRun:
+    """How many of the monitor's newest history rows are errors, and the newest row."""
     rows = queries.list_history(db, monitor_id=monitor_id, workspace=workspace, limit=_COUNTED)
     count = _errored_run(rows)
-    if count == 0:
-        return None
     if count == len(rows) == _COUNTED:
         # A longer run than the wait needs: counted whole, since the count is shown.
         count = _errored_run(
             queries.list_history(db, monitor_id=monitor_id, workspace=workspace, limit=_WHOLE_RUN)
         )
-    last_s = rows[0].created_at
+    return FailureRun(count, rows[0] if rows else None)
+
+
+def backoff_of(
+    run: FailureRun, file_path: str | None, floor_ms: int = 0
+) -> tuple[int, int, str | None] | None:
+    """What :func:`restored_failures` answers, from a run already read."""
+    count, newest = run.count, run.newest
+    if count == 0 or newest is None:
+        return None
+    last_s = newest.created_at
     if file_path is not None:
         try:
             # History keeps whole seconds: an edit in the same second counts as later.
@@ -50,7 +72,7 @@ def restored_failures(
                 return None
         except OSError:
             return None
-    message = rows[0].observation_data.get("error")
+    message = newest.observation_data.get("error")
     retry_at = last_s * 1000 + retry_delay_ms(count, floor_ms)
     return count, retry_at, message if isinstance(message, str) else None
 

@@ -18,9 +18,10 @@ from agentmonitors.clock import Clock, SystemClock, iso_from_ms
 from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.policy import MonitorDefinition
-from agentmonitors.runtime.backoff import restored_failures
+from agentmonitors.runtime.backoff import backoff_of, failure_run
 from agentmonitors.runtime.ephemeral import EphemeralDefinitions
 from agentmonitors.runtime.ingest import Ingest, TickResult, error_message
+from agentmonitors.runtime.liveness import Liveness
 from agentmonitors.runtime.scheduling import retry_delay_ms, schedule_for
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
@@ -82,6 +83,8 @@ class Runtime:
         # ``before_tick`` sweeps run first (idle sessions), ``after_tick`` callbacks
         # last (hook-state refresh, hint targets).
         self.storing = Ingest(db, workspace, on_event)
+        # Silence and failures as events (runtime/liveness.py).
+        self.liveness = Liveness(db, workspace, self.storing)
         self.before_tick: list[Callable[[int], None]] = []
         self.after_tick: list[Callable[[Definitions, TickResult], None]] = []
         self._known: dict[str, str] = {}
@@ -200,7 +203,7 @@ class Runtime:
                 if not isinstance(outcome, Exception):
                     raise outcome
                 self._record_error(
-                    monitor.id, monitor.source_name, error_message(outcome), now, result
+                    monitor.id, monitor.source_name, error_message(outcome), now, result, monitor
                 )
                 continue
             try:
@@ -208,14 +211,20 @@ class Runtime:
             except Exception as error:
                 log.exception("storing observations of %s failed", monitor.id)
                 self._record_error(
-                    monitor.id, monitor.source_name, error_message(error), now, result
+                    monitor.id, monitor.source_name, error_message(error), now, result, monitor
                 )
             else:
                 if outcome.failure is not None:
                     # Stored by _ingest with its events; here it is counted and backed off.
                     self._count_failure(monitor.id, outcome.failure, now, result)
+                    self._liveness(self.liveness.failed, monitor, outcome.failure, now, result)
                 else:
                     self._failures.pop(monitor.id, None)
+                    self._liveness(self.liveness.succeeded, monitor, now, result)
+        # After storing: a change observed in this tick ends a silence before it is judged.
+        for monitor in definitions.runnable:
+            if monitor.frontmatter.expect is not None:
+                self._liveness(self.liveness.check_silence, monitor, now, result)
 
         sweep_suppressions(self.db, self.workspace, now)
         for callback in self.after_tick:
@@ -246,16 +255,18 @@ class Runtime:
             traits = self.registry.traits(monitor.source_name)
             schedule = schedule_for(traits, monitor.source_config, last, now)
             if schedule.error is not None:
-                self._record_error(monitor.id, monitor.source_name, schedule.error, now, result)
+                self._record_error(
+                    monitor.id, monitor.source_name, schedule.error, now, result, monitor
+                )
                 continue
             # A failure is never retried sooner than the monitor's own cadence would run it.
             self._floors[monitor.id] = schedule.next_poll_ms
             failures = self._failures.get(monitor.id)
             if failures is None and self.restore_backoff and monitor.id not in self._restored:
                 self._restored.add(monitor.id)
-                found = restored_failures(
-                    self.db, monitor.id, self.workspace, monitor.file_path, schedule.next_poll_ms
-                )
+                run = failure_run(self.db, monitor.id, self.workspace)
+                self.liveness.knows(monitor.id, run.count)
+                found = backoff_of(run, monitor.file_path, schedule.next_poll_ms)
                 if found is not None:
                     failures = self._failures[monitor.id] = _Failures(*found)
             if monitor.id not in forced and monitor.source_name not in forced_sources:
@@ -347,15 +358,30 @@ class Runtime:
     ) -> None:
         problem = self.storing.release_when_not_due(monitor, state, now, result)
         if problem is not None:
-            self._record_error(monitor.id, monitor.source_name, problem, now, result)
+            self._record_error(monitor.id, monitor.source_name, problem, now, result, monitor)
 
     # ------------------------------------------------------------------ errors
 
     def _record_error(
-        self, monitor_id: str, source_name: str, message: str, now: int, result: TickResult
+        self,
+        monitor_id: str,
+        source_name: str,
+        message: str,
+        now: int,
+        result: TickResult,
+        monitor: MonitorDefinition | None = None,
     ) -> None:
         self._count_failure(monitor_id, message, now, result)
         self._write_errored(monitor_id, source_name, message, now)
+        if monitor is not None:
+            self._liveness(self.liveness.failed, monitor, message, now, result)
+
+    def _liveness(self, step: Callable[..., None], monitor: MonitorDefinition, *args: Any) -> None:
+        """A liveness step (runtime/liveness.py); failing, it costs its event, never the tick."""
+        try:
+            step(monitor, *args)
+        except Exception:
+            log.exception("liveness of %s failed", monitor.id)
 
     def _count_failure(self, monitor_id: str, message: str, now: int, result: TickResult) -> None:
         """One more failure in a row: listed in the result, retried after the backoff."""
@@ -415,6 +441,7 @@ class Runtime:
         for monitor_id in [key for key in self._failures if key not in current]:
             if not any(problem.monitor_id == monitor_id for problem in definitions.problems):
                 del self._failures[monitor_id]
+        self.liveness.forget(current.__contains__)
 
 
 def _restricted(definitions: Definitions, only: frozenset[str]) -> Definitions:
