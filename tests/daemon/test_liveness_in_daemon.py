@@ -74,6 +74,15 @@ def listed(project: Project, session: str) -> list[dict[str, Any]]:
     return list(json.loads(out))
 
 
+def explained(project: Project, monitor_id: str, code: int = 0) -> str:
+    """The liveness line of ``monitor explain``, as the daemon answers it (the command
+    exits 1 while the latest observation failed)."""
+    exited, out, err = agentmonitors_in(project.root, "monitor", "explain", monitor_id)
+    assert exited == code, err
+    (line,) = [line for line in out.splitlines() if line.startswith("• Liveness")]
+    return line
+
+
 def delivered(project: Project, host: str) -> str:
     """What ``hook deliver`` hands Claude Code at the next prompt (its context)."""
     out, _err = project.prompt(host, "what next?")
@@ -93,6 +102,10 @@ def test_a_silent_heartbeat_reaches_the_session_once_per_silence(project: Projec
     daemon.advance(59 * 60)
     daemon.tick()
     assert listed(project, session) == []
+    assert explained(project, "heartbeat") == (
+        "• Liveness: expects a change within 1h; first observation at 2026-12-01T10:20:00.000Z;"
+        " silent after 2026-12-01T11:20:00.000Z (in 1m)"
+    )
 
     daemon.advance(61)
     daemon.tick()
@@ -107,6 +120,11 @@ def test_a_silent_heartbeat_reaches_the_session_once_per_silence(project: Projec
     context = delivered(project, "host-1")
     assert "CI heartbeat has not changed in 1h" in context
     assert silence["id"] in context
+
+    assert explained(project, "heartbeat") == (
+        "• Liveness: expects a change within 1h; first observation at 2026-12-01T10:20:00.000Z;"
+        " silent, said at 2026-12-01T11:20:01.000Z (the next change ends it)"
+    )
 
     # Still silent: no second event.
     daemon.advance(5 * 3600)
@@ -197,6 +215,10 @@ Tell the user when the release changes.
     context = delivered(project, "host-1")
     assert "Release check has failed 3 times: " in context
     assert "\u202e" not in context
+
+    assert explained(project, "release", code=1) == (
+        "• Liveness: 3 failed observation(s) in a row (the sessions were told)"
+    )
 
     # Still failing: nothing more from liveness.
     for _ in range(3):

@@ -41,6 +41,7 @@ from agentmonitors.diagnosis.explain_delivery import (
     _delivery,
     _read_delivery,
 )
+from agentmonitors.diagnosis.explain_liveness import liveness_report
 from agentmonitors.diagnosis.explain_stages import (
     _materialization,
     _notify,
@@ -259,11 +260,14 @@ def explain_monitor(
             wall_ms=wall_ms,
         )
         stages.append(_delivery(ctx, delivery, stages[4]["status"], probe))
+    # Beside the stages, never in the verdict (diagnosis/explain_liveness.py).
+    liveness = None if monitor is None else liveness_report(db, monitor, workspace, now_ms)
     return {
         "monitorId": monitor_id,
         "generatedAt": iso_from_ms(now_ms),
         "monitor": block,
         "stages": stages,
+        **({"liveness": liveness} if liveness is not None else {}),
         "verdict": _verdict(stages),
         "observations": [row.to_json() for row in ctx.history[: max(0, history_limit)]],
         "events": [event.to_json() for event in ctx.events],
@@ -325,6 +329,9 @@ def render_explain_text(report: Mapping[str, Any]) -> str:
             # One line per session: the hold that applies now and who is listening.
             sessions = (stage.get("details") or {}).get("sessions") or ()
             lines += [f"    {item['line']}" for item in sessions if item.get("line")]
+    liveness = report.get("liveness")
+    if liveness:
+        lines.append(f"• Liveness: {liveness['reason']}")
     verdict = report.get("verdict")
     if verdict:
         label = labels.get(verdict["stage"], verdict["stage"])

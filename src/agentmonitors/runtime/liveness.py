@@ -20,11 +20,12 @@ an object key of their own, at the monitor's urgency (the low bound of its band)
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentmonitors.clock import iso_from_ms
-from agentmonitors.fastpath.lean_dataclass import replace
+from agentmonitors.fastpath.lean_dataclass import dataclass, replace
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.runtime.human import human_duration
 from agentmonitors.runtime.notify import CapturedMonitor, envelope_for
@@ -104,6 +105,47 @@ def recovered_observation(monitor: MonitorDefinition, failures: int) -> Observat
     )
 
 
+@dataclass(frozen=True)
+class SilenceWindow:
+    """The window a monitor expects a change in, as the stored rows say."""
+
+    # When it started (s): the newest real change, else the first observation.
+    start_s: int
+    # Whether a change started it (else the first observation, the baseline).
+    from_change: bool
+    deadline_ms: int
+    # When this window's silence was raised (s), if it was.
+    raised_at_s: int | None
+
+
+def silence_window(
+    conn: sqlite3.Connection, monitor: MonitorDefinition, workspace: str | None
+) -> SilenceWindow | None:
+    """The monitor's current window, or None when it expects nothing or was never
+    observed (its window has not started)."""
+    expect = monitor.frontmatter.expect
+    if expect is None:
+        return None
+    change = rows.last_change(conn, monitor.id, workspace)
+    start_s = (
+        change[0] if change is not None else rows.first_observation(conn, monitor.id, workspace)
+    )
+    if start_s is None:
+        return None
+    silence = rows.last_silence(conn, monitor.id, workspace)
+    # Raised in this window: newer than the change that started it (ids break a tie
+    # within a second), or, with no change yet, since the first observation.
+    raised = silence is not None and (
+        silence > change if change is not None else silence[0] >= start_s
+    )
+    return SilenceWindow(
+        start_s,
+        change is not None,
+        start_s * 1000 + expect.window_ms,
+        silence[0] if raised and silence is not None else None,
+    )
+
+
 class Liveness:
     """Raises a runtime's liveness events; the tick calls it after storing what it
     observed."""
@@ -153,26 +195,14 @@ class Liveness:
 
     def check_silence(self, monitor: MonitorDefinition, now: int, result: TickResult) -> None:
         """Raise the monitor's silence when its window passed; else wake for its end."""
-        expect = monitor.frontmatter.expect
-        if expect is None:
-            return
         with self.db.read() as conn:
-            change = rows.last_change(conn, monitor.id, self.workspace)
-            start_s = change[0] if change is not None else None
-            if start_s is None:
-                start_s = rows.first_observation(conn, monitor.id, self.workspace)
-            if start_s is None:
-                return  # never observed: its window has not started
-            silence = rows.last_silence(conn, monitor.id, self.workspace)
-        if silence is not None and (
-            silence > change if change is not None else silence[0] >= start_s
-        ):
-            return  # this silence was raised; the next change starts a new window
-        deadline = start_s * 1000 + expect.window_ms
-        if now < deadline:
-            result.wake_at(deadline)
+            window = silence_window(conn, monitor, self.workspace)
+        if window is None or window.raised_at_s is not None:
+            return  # not started, or this silence was raised: the next change starts one
+        if now < window.deadline_ms:
+            result.wake_at(window.deadline_ms)
             return
-        self._raise(monitor, silence_observation(monitor, start_s * 1000, now), now, result)
+        self._raise(monitor, silence_observation(monitor, window.start_s * 1000, now), now, result)
 
     def _raise(
         self, monitor: MonitorDefinition, observation: Observation, now: int, result: TickResult
