@@ -211,7 +211,17 @@ Tell the user when the release changes.
     assert failing["queryScope"] == {"liveness": "failing"}
     assert failing["payload"] == {"liveness": "failing", "failures": 3}
 
+    code, out, err = agentmonitors_in(
+        project.root, "events", "list", "--session", session, "--scope", "liveness=failing",
+        "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert [event["id"] for event in json.loads(out)] == [failing["id"]]
+
     daemon.advance(16)
+    code, out, err = agentmonitors_in(project.root, "inspect", "--session", session)
+    assert code == 0, err
+    assert f"{failing['id']}  release  high  Release check has failed 3 times: " in out
     context = delivered(project, "host-1")
     assert "Release check has failed 3 times: " in context
     assert "\u202e" not in context
