@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agentmonitors.sources.observation import Observation, ObservationResult
+from agentmonitors.store import queries
 from agentmonitors.store.liveness import HEALTH_KEY, SILENCE_KEY
 from tests.runtime.test_tick import START, Harness, write_monitor
 
@@ -214,3 +215,37 @@ def test_a_healthy_monitor_reads_no_history_for_liveness(harness: Harness) -> No
     harness.source.queue.append(quiet())
     harness.tick()
     assert harness.runtime.liveness._runs == {"docs": 0}
+
+
+def test_a_failing_run_whose_event_was_lost_is_said_once_at_its_next_failure(
+    harness: Harness,
+) -> None:
+    """Three failures stored and their event not (a crash between the two, or a run
+    that began before this version): the next failure says it, once."""
+    write_monitor(harness.workspace, "docs", FAILING)
+    with harness.db.write() as conn:
+        for step in range(3):
+            queries.add_history(
+                conn,
+                monitor_id="docs",
+                workspace=str(harness.workspace),
+                source_name="scripted",
+                result="errored",
+                data={"error": "down"},
+                now_ms=START - (3 - step) * 60_000,
+            )
+    fail_times(harness, 1)
+    assert titles(harness) == ["Docs changed has failed 4 times: exit status 2"]
+    fail_times(harness, 2)
+    assert len(titles(harness)) == 1
+    observe_now(harness, quiet(), "docs")
+    assert titles(harness)[1:] == ["Docs changed recovered after 6 failures"]
+
+
+def test_a_short_failing_run_says_nothing_either_way(harness: Harness) -> None:
+    write_monitor(harness.workspace, "docs", FAILING)
+    fail_times(harness, 2)
+    observe_now(harness, quiet(), "docs")
+    fail_times(harness, 2)
+    observe_now(harness, quiet(), "docs")
+    assert titles(harness) == []

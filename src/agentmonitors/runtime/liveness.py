@@ -181,7 +181,9 @@ class Liveness:
     ) -> None:
         """One more failed observation, its ``errored`` history row written."""
         run = self._runs[monitor.id] = self._run_before(monitor.id) + 1
-        if run == FAILURES_IN_A_ROW:
+        # Said once per failing run: the newest health event tells whether it was (a
+        # run that began before a crash, or before this version, is said late, once).
+        if run >= FAILURES_IN_A_ROW and self._last_health(monitor) != rows.FAILING:
             self._raise(monitor, failing_observation(monitor, run, message), now, result)
 
     def succeeded(self, monitor: MonitorDefinition, now: int, result: TickResult) -> None:
@@ -190,8 +192,14 @@ class Liveness:
             return
         before = self._run_before(monitor.id)
         self._runs[monitor.id] = 0
-        if before >= FAILURES_IN_A_ROW:
+        # A recovery follows the failing event it ends, and only that.
+        if before >= FAILURES_IN_A_ROW and self._last_health(monitor) == rows.FAILING:
             self._raise(monitor, recovered_observation(monitor, before), now, result)
+
+    def _last_health(self, monitor: MonitorDefinition) -> str | None:
+        # Read only during a run of three or more failures: rare, and backed off.
+        with self.db.read() as conn:
+            return rows.last_health(conn, monitor.id, self.workspace)
 
     def check_silence(self, monitor: MonitorDefinition, now: int, result: TickResult) -> None:
         """Raise the monitor's silence when its window passed; else wake for its end."""

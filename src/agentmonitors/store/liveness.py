@@ -9,6 +9,7 @@ is kept anywhere else.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 # The object keys of liveness events: a source's keys are paths, URLs, crons and refs.
@@ -44,16 +45,34 @@ def last_silence(
     return None if row is None else (int(row[0]), str(row[1]))
 
 
+def last_health(conn: sqlite3.Connection, monitor_id: str, workspace: str | None) -> str | None:
+    """The kind (``failing``, ``recovered``) of the monitor's newest health event."""
+    row = conn.execute(
+        "SELECT query_scope FROM monitor_events WHERE monitor_id = ? AND object_key = ?"
+        " AND workspace_path IS ? ORDER BY created_at DESC, id DESC LIMIT 1",
+        (monitor_id, HEALTH_KEY, workspace),
+    ).fetchone()
+    if row is None:
+        return None
+    try:
+        kind = json.loads(row[0]).get("liveness")
+    except (ValueError, AttributeError):
+        return None
+    return kind if isinstance(kind, str) else None
+
+
 def first_observation(
     conn: sqlite3.Connection, monitor_id: str, workspace: str | None
 ) -> int | None:
     """When (s) the monitor was first observed without failing: its baseline."""
+    # In index order, stopping at the first: a monitor that never changed may have
+    # months of history, and MIN() with the result filter would read all of it.
     row = conn.execute(
-        "SELECT MIN(created_at) FROM observation_history WHERE monitor_id = ?"
-        " AND workspace_path IS ? AND result != 'errored'",
+        "SELECT created_at FROM observation_history WHERE monitor_id = ?"
+        " AND workspace_path IS ? AND result != 'errored' ORDER BY created_at LIMIT 1",
         (monitor_id, workspace),
     ).fetchone()
-    return None if row is None or row[0] is None else int(row[0])
+    return None if row is None else int(row[0])
 
 
 def errored_run(
