@@ -31,6 +31,7 @@ from tests.e2e.test_real_claude_code import (  # noqa: F401  (fixtures are used 
     claude_env,
     daemon_session,
     fake_api,
+    hooks_only,
     leak_check,
     wait_for_dormant,
     workspace,
@@ -133,6 +134,7 @@ def test_low_change_reaches_the_model_once_at_the_end_of_a_turn(
     monitor.parent.mkdir(parents=True)
     monitor.write_text(LOW_MONITOR, encoding="utf-8")
     agentmonitors(workspace, claude_env, "validate")
+    hooks_only(workspace)  # the low changes wait for the turns' Stop hooks
     payload_log = tmp_path / "stop-payloads.jsonl"
     record_stop_payloads(workspace, payload_log)
 

@@ -20,6 +20,7 @@ import pytest
 
 from agentmonitors.daemon.client import call, ping
 from agentmonitors.transports.rewake import FRAME, SLOT_FILE, can_wake, follower_running
+from agentmonitors.transports.turn_watch import TurnWatch
 from agentmonitors.workspace import read_local_state, write_local_state
 from tests.conftest import CliResult
 from tests.transports.test_hook_end_to_end import Project, make_project
@@ -73,6 +74,30 @@ def host() -> Iterator[Host]:
     process = Host(*STREAM_JSON)
     yield process
     process.end()
+
+
+# What Claude Code 2.1.332 writes to a transcript (one object a line), trimmed.
+ANSWER = {"type": "assistant", "message": {"content": [{"type": "text", "text": "ok"}]}}
+TOOL_CALL = {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t1"}]}}
+IDLE_TAIL = [
+    {"type": "user", "message": {"content": "hello"}},
+    {"type": "api-request"},
+    ANSWER,
+    {"type": "last-prompt"},
+    {"type": "attachment", "attachment": {"type": "prompt_snapshot"}},
+    {"type": "attachment", "attachment": {"type": "hook_success"}},
+    {"type": "system", "subtype": "stop_hook_summary"},
+]
+NEW_PROMPT = [{"type": "queue-operation"}, {"type": "user", "message": {"content": "next"}}]
+CONTINUED = [
+    {"type": "attachment", "attachment": {"type": "hook_additional_context"}},
+    {"type": "api-request"},
+]
+
+
+def write_transcript(path: Path, entries: list[dict[str, Any]]) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(entry) + "\n" for entry in entries)
 
 
 def start_rewake(project: Project, host_pid: str, **extra: Any) -> subprocess.Popen[bytes]:
@@ -225,3 +250,47 @@ def test_which_hosts_can_be_woken(argv: list[str] | None, wakes: bool) -> None:
 )
 def test_which_background_tasks_are_a_follower(tasks: object, running: bool) -> None:
     assert follower_running(tasks) is running
+
+
+@pytest.mark.parametrize(
+    ("tail", "running"),
+    [
+        (IDLE_TAIL, False),
+        (IDLE_TAIL + NEW_PROMPT, True),
+        (IDLE_TAIL + CONTINUED, True),
+        ([*IDLE_TAIL[:2], TOOL_CALL], True),
+        ([], False),
+    ],
+)
+def test_where_the_transcript_says_the_session_stands(
+    tail: list[dict[str, Any]], running: bool, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "session.jsonl"
+    write_transcript(transcript, [{"type": "summary", "text": "x" * 300_000}, *tail])
+    assert TurnWatch(str(transcript)).turn_started() is running
+    idle = tmp_path / "idle.jsonl"
+    write_transcript(idle, IDLE_TAIL)
+    watch = TurnWatch(str(idle))
+    assert not watch.turn_started()
+    write_transcript(idle, tail[-1:] if running else [{"type": "system"}])
+    assert watch.turn_started() is running
+
+
+def test_the_wait_ends_when_a_turn_starts_and_leaves_the_change_to_its_hooks(
+    project: Project, host: Host
+) -> None:
+    """A waiter whose session starts a turn (a prompt arrives) exits 0 silently; one that
+    starts while a tool call runs stays out at once, with a change pending."""
+    project.start_session()
+    transcript = project.root / "transcript.jsonl"
+    write_transcript(transcript, IDLE_TAIL)
+    waiter = start_rewake(project, host.pid, transcript_path=str(transcript))
+    wait_for(lambda: waiting(project, waiter), timeout=20)
+    write_transcript(transcript, NEW_PROMPT)
+    assert finish(waiter, timeout=10) == (0, "", "")
+
+    write_transcript(transcript, [TOOL_CALL])
+    project.change()
+    busy = start_rewake(project, host.pid, transcript_path=str(transcript))
+    assert finish(busy, timeout=10) == (0, "", "")
+    assert set(states(project).values()) == {"unread"}

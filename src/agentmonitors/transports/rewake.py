@@ -12,6 +12,9 @@ deliverable event and exits 2 with it; see docs/architecture.md, "Host adapters"
 - A plain ``claude -p`` runs the hook synchronously and shows nothing of an exit 2, so
   waiting there would only hang the run: the host's command line (``CLAUDE_PID``) says
   whether its input is stream-json; when it cannot be read, nothing waits.
+- It claims only while the session is idle: once a turn runs (a prompt, a Stop hook's
+  continuation, a tool call; read from the transcript, ``transports/turn_watch.py``) it
+  exits 0 and leaves the change to that turn's hooks; the turn's Stop arms a new wait.
 - One waiter per session: each Stop writes its pid into the session's folder, and an
   older waiter that sees another pid there exits.
 - Only a real delivery exits 2 (a Stop hook that always exits 2 would wake the session
@@ -35,6 +38,7 @@ from agentmonitors.paths import fit_socket_path, notice_once, session_marker, wo
 from agentmonitors.transports.handoff import COMMITTED, LAPSED, UNWRITTEN, hand_off
 from agentmonitors.transports.hosts.base import decode_object
 from agentmonitors.transports.hosts.claude_code import ADAPTER
+from agentmonitors.transports.turn_watch import TurnWatch
 from agentmonitors.workspace import live_setting
 
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
@@ -42,6 +46,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
+
+    from agentmonitors.delivery.wire import RenderedReply
 
 WAKE = 2
 """The exit code that makes Claude Code queue the hook's stderr as a new turn."""
@@ -99,7 +105,9 @@ def follower_running(tasks: object) -> bool:
         command = command.lower() if isinstance(command, str) else ""
         description = task.get("description")
         description = description.lower() if isinstance(description, str) else ""
-        if ("agentmonitors" in command and "follow" in command) or ("agentmonitors" in description):
+        if ("agentmonitors" in command and "events follow" in command) or (
+            "agentmonitors" in description
+        ):
             return True
     return False
 
@@ -177,7 +185,9 @@ def wait_for_delivery(
             socket = fit_socket_path(workspace_socket(workspace, state, notice=notice_once))
         else:
             return ""
-        return Waiter(host_session_id, socket, slot, host_pid).run()
+        transcript = data.get("transcript_path")
+        turn = TurnWatch(transcript if isinstance(transcript, str) else None)
+        return Waiter(host_session_id, socket, slot, host_pid, turn=turn).run()
     finally:
         _leave_slot(slot)
 
@@ -235,6 +245,7 @@ class Waiter:
         slot: str,
         host_pid: str | None,
         *,
+        turn: TurnWatch | None = None,
         ipc: Callable[[str, dict[str, Any]], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
@@ -244,6 +255,7 @@ class Waiter:
         self.socket = socket
         self.slot = slot
         self.host_pid = host_pid
+        self.turn = turn or TurnWatch(None)
         self._ipc = ipc
         self.clock = clock
         self.sleep = sleep
@@ -268,6 +280,9 @@ class Waiter:
         while self.clock() - started < self.max_wait_s:
             if not _holds_slot(self.slot) or not _alive(self.host_pid):
                 return ""
+            if self.turn.turn_started():
+                # The turn's own hooks deliver now; its Stop arms the next wait.
+                return ""
             try:
                 text, again = self.poll(started)
             except DaemonConnectionError:
@@ -286,13 +301,15 @@ class Waiter:
                 return "", None if stop else RECONNECT_S
         if session_listening(FOLLOW, self.session_id):
             return "", None  # a follower delivers live to this session: stay out
-        reply = self.ipc(
+        # The daemon's own shape (delivery/wire.py), checked where it is read.
+        reply: RenderedReply | None = self.ipc(
             "delivery.reserveRendered",
             {"transport": FOLLOW, "sessionId": self.session_id, "socketPath": self.socket},
         )
-        if not isinstance(reply, dict) or not isinstance(reply.get("session"), dict):
+        session = reply.get("session") if isinstance(reply, dict) else None
+        if not isinstance(session, dict):
             return "", None
-        if reply["session"].get("status") != "active":
+        if session.get("status") != "active":
             return "", None  # the session ended or went dormant: nothing will wake it
         written: list[str] = []
 
