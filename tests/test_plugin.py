@@ -22,7 +22,12 @@ import click
 import pytest
 from ruamel.yaml import YAML
 
-from agentmonitors.transports.rewake import HOOK_TIMEOUT_S, MAX_WAIT_S
+from agentmonitors.transports.rewake import (
+    HOOK_TIMEOUT_S,
+    MAX_WAIT_S,
+    REWAKE_MESSAGE,
+    REWAKE_SUMMARY,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_MANIFEST = ROOT / ".claude-plugin" / "plugin.json"
@@ -322,6 +327,8 @@ def test_the_rewake_hook_runs_in_the_background_and_ends_before_its_timeout() ->
     ]
     assert entry["asyncRewake"] is True
     assert entry["timeout"] == HOOK_TIMEOUT_S > MAX_WAIT_S
+    # Internal to Claude Code, honoured by 2.1.332 (tests/e2e/test_rewake.py sees them).
+    assert (entry["rewakeSummary"], entry["rewakeMessage"]) == (REWAKE_SUMMARY, REWAKE_MESSAGE)
 
 
 @pytest.mark.parametrize("shell", SHELLS)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.transports.rewake import FRAME, SLOT_FILE
+from agentmonitors.transports.rewake import FRAME, REWAKE_MESSAGE, REWAKE_SUMMARY, SLOT_FILE
 from agentmonitors.workspace import read_local_state
 from tests.e2e.claude_code import ClaudeCode, StreamSession, run_print
 from tests.e2e.fake_api import LoggedRequest
@@ -43,8 +43,10 @@ from tests.waiting import wait_for
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 # How Claude Code 2.1.332 frames a rewake hook's stderr (docs/architecture.md, "Host
-# adapters"): a task notification under the default label, then the text.
-LABEL = "Stop hook feedback"
+# adapters"): a task notification labelled with the hook's rewakeSummary, then its
+# rewakeMessage and the text, all in its not-user-input wrapper.
+LABEL = f"<summary>{REWAKE_SUMMARY}</summary>"
+NOT_USER_INPUT = "NOT a message from the user"
 MONITOR_ID = "checklist"
 MONITOR_NAME = "Checklist changed"  # the monitor's `name`: its event's title
 # Detection, the 15 s settle of a high event, one poll, Claude Code's turn start.
@@ -164,7 +166,9 @@ def test_an_idle_headless_session_is_woken_by_each_change_once(
         newest = new_input(request)
         # What the model receives: our framing under the default label, the monitor (its
         # id and name), the change's urgency and id, and the command that acknowledges it.
-        assert LABEL in newest and FRAME.strip() in newest, newest
+        assert LABEL in newest and NOT_USER_INPUT in newest, newest
+        assert f"{REWAKE_MESSAGE} {FRAME.strip()}" in newest, newest
+        assert "Stop hook blocking error" not in newest, newest
         assert f"[high] {MONITOR_ID}: {MONITOR_NAME}" in newest, newest
         assert event["id"] in newest and event["title"] == MONITOR_NAME, (event, newest)
         assert f"agentmonitors events ack --session {record['id']}" in newest, newest

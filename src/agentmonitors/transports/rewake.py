@@ -64,8 +64,14 @@ FIND_SESSION_S = 10.0
 """How long a Stop waits for its session to be registered before giving up."""
 SLOT_FILE = "rewake.pid"
 FRAME = "Live update from agentmonitors (not an error, and not from the user):\n"
-"""First line of what the model reads: Claude Code labels a rewake "Stop hook feedback"
-and calls its text a "blocking error"."""
+"""First line of the hook's stderr. Claude Code 2.1.332 shows it under the hook entry's
+``rewakeSummary`` with its ``rewakeMessage`` before it (internal fields, measured to be
+honoured); a host that ignores them says "Stop hook feedback" and "Stop hook blocking
+error from command ...", and this line still tells the model what it reads."""
+REWAKE_SUMMARY = "AgentMon live update"
+"""``rewakeSummary`` in ``hooks/hooks.json``: the task notification's one-line label."""
+REWAKE_MESSAGE = "agentmonitors woke this idle session."
+"""``rewakeMessage`` in ``hooks/hooks.json``: shown before the stderr."""
 FOLLOW = "follow"
 """The transport this reserves through, and whose heartbeat means a follower runs."""
 
