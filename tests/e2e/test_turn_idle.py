@@ -106,9 +106,18 @@ def turn_requests(api: FakeMessagesApi, turn: Turn, end: int | None = None) -> l
 
 
 def stop_contexts(turn: Turn) -> list[str | None]:
-    """Per Stop hook run of the turn: the additionalContext it printed, or None for nothing."""
+    """Per Stop of the turn: the additionalContext ``hook deliver`` printed, or None.
+
+    Each Stop also runs the recorder and, in the background, the plugin's ``hook rewake``,
+    which under ``live: off`` ends at once with nothing printed: its response looks like an
+    empty ``hook deliver``'s and may land before or after the turn's result. ``hook
+    deliver`` runs once per Stop (the recorder counts them), so the surplus empty responses
+    are dropped, the earliest first: here a Stop's context never follows an empty one.
+    """
+    responses = turn.hook_responses("Stop")
+    stops = sum(RECORDED in hook["stderr"] for hook in responses)
     found: list[str | None] = []
-    for hook in turn.hook_responses("Stop"):
+    for hook in responses:
         if RECORDED in hook["stderr"]:
             continue
         assert hook["exit_code"] == 0 and hook["outcome"] == "success", hook
@@ -117,6 +126,9 @@ def stop_contexts(turn: Turn) -> list[str | None]:
             if hook["stdout"]
             else None
         )
+    for _ in range(len(found) - stops):
+        assert None in found, found
+        found.remove(None)
     return found
 
 

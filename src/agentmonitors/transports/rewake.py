@@ -34,7 +34,7 @@ import time
 
 from agentmonitors.delivery.heartbeats import session_listening
 from agentmonitors.fastpath.argv import VALUE, Spec, parse_strict
-from agentmonitors.paths import fit_socket_path, notice_once, session_marker, workspace_socket
+from agentmonitors.paths import fit_socket_path, session_marker, workspace_socket
 from agentmonitors.transports.handoff import COMMITTED, LAPSED, UNWRITTEN, hand_off
 from agentmonitors.transports.hosts.base import decode_object
 from agentmonitors.transports.hosts.claude_code import ADAPTER
@@ -185,10 +185,11 @@ def wait_for_delivery(
         if not can_wake(host_argv(host_pid)):
             return ""
         if socket is not None:
-            socket = fit_socket_path(socket, explicit=True)
+            socket = fit_socket_path(socket, explicit=True, warn=_quiet)
         elif state.socket is not None:
             # As `hook deliver` does: a repository's `socket:` counts only when it is ours.
-            socket = fit_socket_path(workspace_socket(workspace, state, notice=notice_once))
+            # Silently: this stderr is what the model may read.
+            socket = fit_socket_path(workspace_socket(workspace, state, notice=_quiet))
         else:
             return ""
         transcript = data.get("transcript_path")
@@ -196,6 +197,10 @@ def wait_for_delivery(
         return Waiter(host_session_id, socket, slot, host_pid, turn=turn).run()
     finally:
         _leave_slot(slot)
+
+
+def _quiet(line: str) -> None:
+    del line
 
 
 def _take_slot(slot: str) -> bool:
