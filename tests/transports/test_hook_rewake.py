@@ -23,6 +23,7 @@ from agentmonitors.transports.rewake import FRAME, SLOT_FILE, can_wake, follower
 from agentmonitors.transports.turn_watch import TurnWatch
 from agentmonitors.workspace import read_local_state, write_local_state
 from tests.conftest import CliResult
+from tests.test_imports import run_hook_command
 from tests.transports.test_hook_end_to_end import Project, make_project
 from tests.waiting import wait_for
 
@@ -294,3 +295,13 @@ def test_the_wait_ends_when_a_turn_starts_and_leaves_the_change_to_its_hooks(
     busy = start_rewake(project, host.pid, transcript_path=str(transcript))
     assert finish(busy, timeout=10) == (0, "", "")
     assert set(states(project).values()) == {"unread"}
+
+
+def test_a_stop_that_stays_out_loads_nothing_heavy(project: Project) -> None:
+    """Every Stop runs the hook: staying out costs no click, pydantic, sqlite3, asyncio,
+    typing, nor the daemon client."""
+    project.start_session()
+    payload = project.payload("Stop", background_tasks=[PLUGIN_MONITOR])
+    ran = run_hook_command(["hook", "rewake"], payload, project.root)
+    assert (ran.code, ran.out, ran.err, ran.heavy) == (0, "", "", set())
+    assert "agentmonitors.daemon.client" not in ran.modules
