@@ -22,6 +22,13 @@ import click
 import pytest
 from ruamel.yaml import YAML
 
+from agentmonitors.transports.rewake import (
+    HOOK_TIMEOUT_S,
+    MAX_WAIT_S,
+    REWAKE_MESSAGE,
+    REWAKE_SUMMARY,
+)
+
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_MANIFEST = ROOT / ".claude-plugin" / "plugin.json"
 MARKETPLACE = ROOT / ".claude-plugin" / "marketplace.json"
@@ -36,6 +43,9 @@ EXPECTED_ARGV = {
     "Stop": ["hook", "deliver"],
     "SessionEnd": ["session", "end"],
 }
+# The hooks Claude Code runs in the background with asyncRewake: an exit 2 (with stderr)
+# starts a new turn, so these pass the CLI's exit code through.
+REWAKE_ARGV = {"Stop": ["hook", "rewake"]}
 
 _COMMON = {
     "session_id": "3f0c6d2e-5b1a-4c8e-9d7f-2a6b8c0e1f3d",
@@ -95,7 +105,7 @@ CONTRACT_SUBCOMMANDS = {
     "daemon": {"run", "once", "status", "stop"},
     "session": {"open", "close", "list", "start", "end"},
     "events": {"list", "ack", "follow"},  # follow: the live transport (issue 15)
-    "hook": {"claim", "deliver"},
+    "hook": {"claim", "deliver", "rewake"},
     "monitor": {"test", "history", "explain", "approve"},  # approve: docs/security.md
     "source": {"list", "search", "install", "update", "remove"},
 }
@@ -105,11 +115,15 @@ def load_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def hook_commands() -> dict[str, str]:
-    """The one command each event runs."""
+def hook_commands(rewake: bool = False) -> dict[str, str]:
+    """The one command each event runs in the foreground (with ``rewake``: the one it
+    runs in the background with ``asyncRewake``)."""
     commands: dict[str, str] = {}
     for event, groups in load_json(HOOKS)["hooks"].items():
         entries = [hook for group in groups for hook in group["hooks"]]
+        entries = [hook for hook in entries if hook.get("asyncRewake", False) is rewake]
+        if rewake and not entries:
+            continue
         assert len(entries) == 1, f"{event}: one command per event (one stdin stream)"
         commands[event] = entries[0]["command"]
     return commands
@@ -219,7 +233,7 @@ def test_hooks_wire_exactly_the_five_events() -> None:
 @pytest.mark.parametrize("event", sorted(EXPECTED_ARGV))
 def test_hook_entries_match_everything_and_run_commands(event: str) -> None:
     groups = load_json(HOOKS)["hooks"][event]
-    assert len(groups) == 1
+    assert len(groups) == 1 + (event in REWAKE_ARGV)
     for group in groups:
         assert group["matcher"] == ""
         assert group["hooks"]
@@ -300,6 +314,58 @@ def test_hook_runs_the_cli_with_the_payload_unchanged(
     calls = (record / "argv").read_text(encoding="utf-8").splitlines()
     assert calls == ["".join(f"<{arg}>" for arg in EXPECTED_ARGV[event])]
     # Byte for byte, including Stop's stop_hook_active (the CLI decides on it).
+    assert (record / "stdin").read_bytes() == stdin
+
+
+def test_the_rewake_hook_runs_in_the_background_and_ends_before_its_timeout() -> None:
+    assert set(hook_commands(rewake=True)) == set(REWAKE_ARGV)
+    (entry,) = [
+        hook
+        for group in load_json(HOOKS)["hooks"]["Stop"]
+        for hook in group["hooks"]
+        if hook.get("asyncRewake")
+    ]
+    assert entry["asyncRewake"] is True
+    assert entry["timeout"] == HOOK_TIMEOUT_S > MAX_WAIT_S
+    # Internal to Claude Code, honoured by 2.1.332 (tests/e2e/test_rewake.py sees them).
+    assert (entry["rewakeSummary"], entry["rewakeMessage"]) == (REWAKE_SUMMARY, REWAKE_MESSAGE)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+@pytest.mark.parametrize("event", sorted(REWAKE_ARGV))
+def test_rewake_hook_without_cli_is_silent(event: str, shell: str, tmp_path: Path) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    for path in (str(empty), "/nonexistent"):
+        command = hook_commands(rewake=True)[event]
+        result = run_hook(shell, command, path=path, stdin=payload_bytes(event), home=tmp_path)
+        assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+@pytest.mark.parametrize("exit_code", [0, 2])
+@pytest.mark.parametrize("shell", SHELLS)
+@pytest.mark.parametrize("event", sorted(REWAKE_ARGV))
+def test_rewake_hook_passes_the_cli_exit_code_through(
+    event: str, shell: str, exit_code: int, tmp_path: Path
+) -> None:
+    """Exit 2 is the wake: a ``|| true`` would swallow it."""
+    record = tmp_path / "record"
+    record.mkdir()
+    fake_bin = tmp_path / "fake-bin"
+    write_fake_cli(fake_bin, record)
+    stdin = payload_bytes(event)
+    result = run_hook(
+        shell,
+        hook_commands(rewake=True)[event],
+        path=str(fake_bin),
+        stdin=stdin,
+        home=tmp_path,
+        AGENTMONITORS_FAKE_EXIT=str(exit_code),
+    )
+    assert result.returncode == exit_code
+    assert (result.stdout, result.stderr) == (b"FAKE-STDOUT", b"FAKE-STDERR")
+    calls = (record / "argv").read_text(encoding="utf-8").splitlines()
+    assert calls == ["".join(f"<{arg}>" for arg in REWAKE_ARGV[event])]
     assert (record / "stdin").read_bytes() == stdin
 
 

@@ -131,6 +131,12 @@ ROWS: dict[str, list[Case]] = {
         hook("hook", "deliver", "--host", "codex", stdin=GARBAGE),
         hook("hook", "deliver", "--host", "cursor", stdin=b"{}"),
     ],
+    # The asyncRewake Stop hook: exit 2 only with a delivery; bad input ends quietly.
+    "agentmonitors hook rewake": [
+        hook("hook", "rewake", stdin=GARBAGE),
+        hook("hook", "rewake", stdin=b""),
+        hook("hook", "rewake", stdin=b'{"session_id": "s", "hook_event_name": "Stop"}'),
+    ],
     "agentmonitors init": [
         ok("init", "scaffolded", "--dir", "scratch"),
         fail("init", "scaffolded", "--dir", "scratch"),  # exists now

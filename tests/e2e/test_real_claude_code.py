@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from agentmonitors.workspace import read_local_state, write_local_state
 from tests.e2e.claude_code import (
     ClaudeCode,
     ClaudeCodeUnavailable,
@@ -134,6 +135,13 @@ def workspace(tmp_path: Path, claude_env: dict[str, str]) -> Path:
 
 
 # ------------------------------------------------------------------------ helpers
+
+
+def hooks_only(project: Path) -> None:
+    """``live: off``: an idle headless session is no longer woken (the plugin's rewake
+    hook, tests/e2e/test_rewake.py), so a change waits for the next turn's hooks."""
+    state = read_local_state(str(project))
+    write_local_state(str(project), state._replace(live="off"))
 
 
 def agentmonitors(
@@ -253,6 +261,7 @@ def deliver_between_turns(
 
     Also returns the command lines of this test's processes seen between the turns.
     """
+    hooks_only(project)
     session = StreamSession(
         claude,
         project,

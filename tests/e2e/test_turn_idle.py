@@ -31,6 +31,7 @@ from tests.e2e.test_real_claude_code import (  # noqa: F401  (fixtures are used 
     claude_env,
     daemon_session,
     fake_api,
+    hooks_only,
     leak_check,
     wait_for_dormant,
     workspace,
@@ -105,9 +106,18 @@ def turn_requests(api: FakeMessagesApi, turn: Turn, end: int | None = None) -> l
 
 
 def stop_contexts(turn: Turn) -> list[str | None]:
-    """Per Stop hook run of the turn: the additionalContext it printed, or None for nothing."""
+    """Per Stop of the turn: the additionalContext ``hook deliver`` printed, or None.
+
+    Each Stop also runs the recorder and, in the background, the plugin's ``hook rewake``,
+    which under ``live: off`` ends at once with nothing printed: its response looks like an
+    empty ``hook deliver``'s and may land before or after the turn's result. ``hook
+    deliver`` runs once per Stop (the recorder counts them), so the surplus empty responses
+    are dropped, the earliest first: here a Stop's context never follows an empty one.
+    """
+    responses = turn.hook_responses("Stop")
+    stops = sum(RECORDED in hook["stderr"] for hook in responses)
     found: list[str | None] = []
-    for hook in turn.hook_responses("Stop"):
+    for hook in responses:
         if RECORDED in hook["stderr"]:
             continue
         assert hook["exit_code"] == 0 and hook["outcome"] == "success", hook
@@ -116,6 +126,9 @@ def stop_contexts(turn: Turn) -> list[str | None]:
             if hook["stdout"]
             else None
         )
+    for _ in range(len(found) - stops):
+        assert None in found, found
+        found.remove(None)
     return found
 
 
@@ -133,6 +146,7 @@ def test_low_change_reaches_the_model_once_at_the_end_of_a_turn(
     monitor.parent.mkdir(parents=True)
     monitor.write_text(LOW_MONITOR, encoding="utf-8")
     agentmonitors(workspace, claude_env, "validate")
+    hooks_only(workspace)  # the low changes wait for the turns' Stop hooks
     payload_log = tmp_path / "stop-payloads.jsonl"
     record_stop_payloads(workspace, payload_log)
 

@@ -18,7 +18,7 @@ from agentmonitors.cli import main, quick_commands, tick_once
 from agentmonitors.cli.app import cli
 from agentmonitors.cli.quick_commands import QUICK_OPTIONS, quick_options, quick_parse
 from agentmonitors.fastpath.argv import COUNT, FLAG, MULTI, Spec, parse_strict
-from agentmonitors.transports import deliver, session_hooks
+from agentmonitors.transports import deliver, rewake, session_hooks
 from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS
 
 
@@ -130,6 +130,11 @@ FAST: dict[tuple[str, str], tuple[Spec, Reader, bool]] = {
     **{command: (table, _agent(command), False) for command, table in QUICK_OPTIONS.items()},
     ("daemon", "once"): (tick_once.QUICK_OPTIONS, tick_once.quick_parse, False),
     ("hook", "deliver"): (deliver.DELIVER_OPTIONS, _deliver, True),
+    ("hook", "rewake"): (
+        rewake.REWAKE_OPTIONS,
+        lambda args: parse_strict(rewake.REWAKE_OPTIONS, args),
+        True,
+    ),
     ("session", "start"): (_HOST_TABLE, _session_hook("session start"), True),
     ("session", "end"): (_HOST_TABLE, _session_hook("session end"), True),
 }

@@ -26,7 +26,7 @@ COMMANDS: LazyTable = {
     "demo": ("agentmonitors.cli.demo", "Run the authoring loop on an example workspace."),
     "monitor": ("agentmonitors.cli.monitor", "One monitor: test, approve, history, explain."),
     "events": ("agentmonitors.cli.events", "A session's events: list, acknowledge, follow."),
-    "hook": ("agentmonitors.cli.hook", "Deliveries at agent hooks (deliver, claim)."),
+    "hook": ("agentmonitors.cli.hook", "Deliveries at agent hooks (deliver, rewake, claim)."),
     "session": ("agentmonitors.cli.session", "Agent sessions: start, end, open, close, list."),
     "init": ("agentmonitors.cli.init", "Bootstrap a project (no name) or scaffold a monitor."),
     "validate": ("agentmonitors.cli.validate", "Validate monitor files and folders."),

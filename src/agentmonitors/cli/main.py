@@ -1,8 +1,8 @@
 """The ``agentmonitors`` entry point.
 
-The hook commands (``hook deliver``, ``session start``, ``session end``) run on every
-prompt and tool call, so they are dispatched here before click, pydantic or any
-other heavy module is imported. So are ``--version`` and the commands an agent runs
+The hook commands (``hook deliver``, ``hook rewake``, ``session start``, ``session
+end``) run on every prompt and tool call, so they are dispatched here before click,
+pydantic or any other heavy module is imported. So are ``--version`` and the commands an agent runs
 between turns (``events list``, ``events ack``, ``session list``), and ``daemon once``,
 when their arguments are plain; everything else, and anything those cannot parse, goes
 to the click application.
@@ -17,6 +17,7 @@ from agentmonitors import __version__
 
 _FAST = {
     ("hook", "deliver"): ("agentmonitors.transports.deliver", "run_hook_deliver"),
+    ("hook", "rewake"): ("agentmonitors.transports.rewake", "run_hook_rewake"),
     ("session", "start"): ("agentmonitors.transports.session_hooks", "run_session_start"),
     ("session", "end"): ("agentmonitors.transports.session_hooks", "run_session_end"),
 }

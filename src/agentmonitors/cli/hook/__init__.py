@@ -21,6 +21,12 @@ COMMANDS: LazyTable = {
         " see --host for the others): read the payload on stdin and print what the agent"
         " should see.",
     ),
+    "rewake": (
+        "agentmonitors.cli.hook.rewake:rewake",
+        "Claude Code Stop hook run with asyncRewake: in a headless stream-json session,"
+        " wait in the background for the session's next delivery and exit 2 with it on"
+        " stderr (a new turn).",
+    ),
 }
 
 
