@@ -37,7 +37,12 @@ from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.discovery import project_monitors_dir
 from agentmonitors.paths import ignored_enable_values
 from agentmonitors.store.database import Database, StoreError
-from agentmonitors.workspace import data_root, enable_file_path, read_local_state
+from agentmonitors.workspace import (
+    data_root,
+    enable_file_path,
+    read_local_state,
+    wake_description,
+)
 
 if TYPE_CHECKING:
     from agentmonitors.runtime.tick import Runtime
@@ -134,6 +139,7 @@ def _project_check(workspace: str) -> dict[str, Any]:
         ignored = ignored_enable_values(workspace, state)
         if ignored:
             detail += "; advisory: " + " ".join(ignored)
+        detail += "; " + wake_description(state.wake)
         return _check("project-enabled", "pass", detail)
     return _check(
         "project-enabled",
