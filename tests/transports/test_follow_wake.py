@@ -7,6 +7,7 @@ real hook processes with Claude Code's payloads for what the hooks do meanwhile.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -203,3 +204,25 @@ def test_the_wake_setting_is_read_again_when_the_enable_file_changes(
     [second] = edit_docs(project, "b.md")
     line = follow.line()
     assert line is not None and f"--event-ids {second}." in line and first not in line
+
+
+def test_a_named_change_is_still_shown_whole_by_the_hooks_recap(
+    project: Project, follows: list[Follow]
+) -> None:
+    """A line names a change without showing it: after a compaction, the recap the
+    SessionStart hook injects still shows the change itself, diffed from what the
+    session last saw."""
+    session_id = project.start_session(HOST)
+    follow = follow_session(project, session_id, follows)
+    note = project.settled_change("second\n")
+    line = follow.line()
+    assert line is not None and f"--event-ids {note}." in line
+    assert "second" not in line
+
+    code, out, err = project.hook(
+        ["session", "start"], project.payload("SessionStart", HOST, source="compact")
+    )
+    assert code == 0, err
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert note in context
+    assert "- 1: first" in context and "+ 1: second" in context, context
