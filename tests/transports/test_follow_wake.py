@@ -82,6 +82,13 @@ def edit_docs(project: Project, *names: str, text: str = "changed\n") -> list[st
     return new
 
 
+def committed(project: Project, *event_ids: str) -> None:
+    """Wait for the follower's commit of the line naming these events: the test moves
+    the daemon's clock by 31 s a tick, past a lease's 30 s, which a real clock never
+    does between a write and its commit."""
+    wait_for(lambda: all(project.states(HOST)[event_id] == "claimed" for event_id in event_ids))
+
+
 def event(project: Project, session_id: str, event_id: str) -> dict[str, Any]:
     rows = project.ipc("events.list", {"sessionId": session_id})
     return dict(next(row for row in rows if row["id"] == event_id))
@@ -120,13 +127,14 @@ def test_each_new_change_wakes_once_though_the_last_is_not_acknowledged(
     [first] = edit_docs(project, "a.md")
     line = follow.line()
     assert line is not None and f"--event-ids {first}." in line
+    committed(project, first)
 
     [second] = edit_docs(project, "b.md")
     title = event(project, session_id, second)["title"]
     line = follow.line()
     assert line == f"AgentMon: [normal] docs: {title}." + tail(project, session_id, [second])
     assert follow.no_line(within=1.0)  # nothing named twice
-    assert project.states(HOST)[first] == "claimed"
+    committed(project, first, second)
     # The hooks' rule is untouched: claimed, unacknowledged normal rows keep the
     # reminder quiet, and no hook shows either event again.
     out, _err = project.prompt(HOST, "anything new?")
@@ -201,6 +209,7 @@ def test_the_wake_setting_is_read_again_when_the_enable_file_changes(
     # Nothing had surfaced it yet: it is new to the live line, which now names it.
     line = follow.line()
     assert line is not None and f"--event-ids {first}." in line
+    committed(project, first)
     [second] = edit_docs(project, "b.md")
     line = follow.line()
     assert line is not None and f"--event-ids {second}." in line and first not in line
