@@ -39,20 +39,24 @@ def test_several_events_share_one_line_with_one_ack_command() -> None:
 
 
 def test_several_events_of_one_monitor_are_counted_under_its_name() -> None:
-    """Issue 27: "3 changes in Docs changed", and several monitors each named."""
-    docs = [
-        event(f"D{n}", f"title {n}", monitorId="Docs changed", urgency="normal") for n in range(3)
-    ]
+    """Issue 27: "3 changes in Docs changed" (a monitor's name is its events' title), and
+    several monitors each named."""
+    docs = [event(f"D{n}", "Docs changed", monitorId="docs", urgency="normal") for n in range(3)]
     assert follow_line(claim(*docs), SOCKET).startswith(
-        "AgentMon: [normal] 3 changes in Docs changed. Ack when handled: agentmonitors events"
-        " ack --session S1 --socket '/run/am.sock' --event-ids D0,D1,D2. Full detail: "
+        "AgentMon: [normal] docs: 3 changes in Docs changed. Ack when handled: agentmonitors"
+        " events ack --session S1 --socket '/run/am.sock' --event-ids D0,D1,D2. Full detail: "
     )
     line = follow_line(claim(event("E1"), *docs), SOCKET)
     assert line.startswith(
         "AgentMon: 4 changes in 2 monitors: [high] notes: File changed: notes/a.txt; "
-        "[normal] 3 changes in Docs changed. Ack when handled: "
+        "[normal] docs: 3 changes in Docs changed. Ack when handled: "
     )
     assert "--event-ids E1,D0,D1,D2." in line
+    # Titles that differ: the count, and the newest one.
+    pages = [event(f"P{n}", f"File changed: docs/{n}.md", monitorId="docs") for n in range(2)]
+    assert follow_line(claim(*pages), SOCKET).startswith(
+        "AgentMon: [high] docs: 2 changes, latest: File changed: docs/1.md. Ack when handled: "
+    )
 
 
 def test_monitors_that_do_not_fit_are_counted_and_the_line_stays_in_its_cap() -> None:

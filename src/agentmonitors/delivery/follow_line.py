@@ -65,19 +65,23 @@ def _plural(count: int, word: str) -> str:
 
 def _groups(events: list[dict[str, Any]]) -> list[tuple[str, int]]:
     """Each monitor's part of the line, in the claim's order, with how many events it
-    names: ``[high] notes: <title>``, or ``[normal] 3 changes in Docs`` for several."""
+    names: ``[high] notes: <title>``; for several, ``[normal] docs: 3 changes in Docs
+    changed`` when they share their title (a monitor's ``name:`` is its events' title),
+    else ``[normal] docs: 3 changes, latest: <the newest title>``."""
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for event in events:
         key = (_flat(event.get("monitorId")), _flat(event.get("urgency")))
         grouped.setdefault(key, []).append(event)
     parts = []
     for (monitor, urgency), members in grouped.items():
+        titles = [_flat(member.get("title")) for member in members]
         if len(members) == 1:
-            parts.append((f"[{urgency}] {monitor}: {_flat(members[0].get('title'))}", 1))
+            what = titles[0]
+        elif len(set(titles)) == 1:
+            what = f"{_plural(len(members), 'change')} in {titles[0]}"
         else:
-            parts.append(
-                (f"[{urgency}] {_plural(len(members), 'change')} in {monitor}", len(members))
-            )
+            what = f"{_plural(len(members), 'change')}, latest: {titles[-1]}"
+        parts.append((f"[{urgency}] {monitor}: {what}", len(members)))
     return parts
 
 
