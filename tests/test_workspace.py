@@ -14,7 +14,6 @@ from agentmonitors.workspace import (
     read_local_state,
     resolve_enabled_project,
     resolve_workspace,
-    wake_description,
     wake_setting,
     workspace_data_dir,
     write_local_state,
@@ -214,11 +213,6 @@ def test_wake_is_read_written_and_kept_when_enabling(tmp_path: Path) -> None:
     # An unknown value is kept as written (doctor names it), never dropped.
     write_local_state(str(tmp_path), state._replace(wake="sometimes"))
     assert read_local_state(str(tmp_path)).wake == "sometimes"
-    assert wake_description("sometimes").startswith("wake: 'sometimes' is not understood")
-    assert wake_description(None) == "every change wakes an idle session (wake: all)"
-    assert wake_description("high") == (
-        "only high-urgency changes wake an idle session (wake: high)"
-    )
 
 
 def test_data_dir_is_hash_of_workspace(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -365,16 +365,6 @@ def wake_setting(value: str | None) -> frozenset[str] | None:
     return WAKE_CHOICES.get(value.strip().lower())
 
 
-def wake_description(value: str | None) -> str:
-    """What ``wake:`` does, in the words ``doctor`` prints."""
-    urgencies = wake_setting(value)
-    if urgencies is None:
-        return f"wake: {value!r} is not understood, so every change wakes an idle session"
-    if urgencies == WAKE_ALL:
-        return "every change wakes an idle session (wake: all)"
-    return "only high-urgency changes wake an idle session (wake: high)"
-
-
 def render_local_state(state: LocalState) -> str:
     lines = ["---", f"enabled: {'true' if state.enabled else 'false'}"]
     if state.socket:
