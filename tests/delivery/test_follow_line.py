@@ -135,3 +135,14 @@ def test_a_clipped_line_counts_the_characters_it_left_out() -> None:
     assert len(reminder) <= MAX_FOLLOW_LINE
     found = re.search(r"y… \(([\d,]+) more characters\)\. Full detail: ", reminder)
     assert found is not None and int(found.group(1)) == 900 - reminder.count("y")
+
+
+def test_a_narrow_cap_still_counts_what_changed_and_keeps_the_commands() -> None:
+    events = [event(f"E{n}", "t" * 200, monitorId=f"monitor-{n}") for n in range(3)]
+    full = follow_line(claim(*events), SOCKET)
+    commands = len(full) - full.index(" Ack when handled: ") + len("AgentMon: ")
+    for cap in range(commands + 40, commands + 160):
+        line = follow_line(claim(*events), SOCKET, cap=cap)
+        assert len(line) <= cap, (cap, line)
+        assert "--event-ids E0,E1,E2. Full detail: " in line, (cap, line)
+        assert line.startswith("AgentMon: 3 changes in 3 monitors"), (cap, line)

@@ -59,6 +59,10 @@ MIN_NAMED = 60
 (their ids are in the ack command) rather than leave less."""
 
 
+_MIN_ROOM = 40
+"""Below this, a cut could not say how much it left out: the line names the listing alone."""
+
+
 def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
 
@@ -105,7 +109,11 @@ def _named(events: list[dict[str, Any]], room: int) -> str:
         return _clip(lead + parts[0][0] + ".", room)
     left = len(events) - parts[0][1]
     rest = f" And {_plural(left, 'more change')}."
-    return _clip(lead + parts[0][0] + ".", room - len(rest)) + rest
+    limit = room - len(lead) - len(rest)
+    if limit < _MIN_ROOM:
+        # Too narrow to cut a part and still count the rest: the count alone.
+        return _clip(lead.rstrip(": ") + ".", room)
+    return lead + _clip(parts[0][0] + ".", limit) + rest
 
 
 def _tail(session_id: str, socket: str, ids: str) -> str:
@@ -148,7 +156,7 @@ def follow_line(claim: Mapping[str, Any], socket_path: str, *, cap: int = MAX_FO
     if events:
         tail = _tail(session_id, socket, ",".join(_flat(event.get("eventId")) for event in events))
         room = cap - len(HOOK_PREFIX) - len(tail)
-        if room >= 16:
+        if room >= _MIN_ROOM:
             extra = f" {reminder}" if reminder else ""
             named = _named(events, room - len(extra))
             return HOOK_PREFIX + named + extra + tail
@@ -162,7 +170,7 @@ def follow_line(claim: Mapping[str, Any], socket_path: str, *, cap: int = MAX_FO
             f"{session_id}{socket} once handled."
         )
         room = cap - len(HOOK_PREFIX) - len(tail)
-        if room >= 16:
+        if room >= _MIN_ROOM:
             return HOOK_PREFIX + _clip(body, room) + tail
     # Ids that long leave no room for a summary: name the listing alone.
     return _clip(f"{HOOK_PREFIX}{body}", cap - len(listing) - 1) + " " + listing
