@@ -14,6 +14,7 @@ from agentmonitors.workspace import (
     read_local_state,
     resolve_enabled_project,
     resolve_workspace,
+    wake_setting,
     workspace_data_dir,
     write_local_state,
 )
@@ -177,6 +178,41 @@ def test_enable_creates_then_updates_keeping_keys(tmp_path: Path) -> None:
     assert enable_workspace(str(other)) == "updated"
     state = read_local_state(str(other))
     assert state.enabled and state.socket == "/k.sock"
+
+
+@pytest.mark.parametrize(
+    ("value", "urgencies"),
+    [
+        (None, {"low", "normal", "high"}),
+        ("all", {"low", "normal", "high"}),
+        ("ALL", {"low", "normal", "high"}),
+        ("high", {"high"}),
+        (" High ", {"high"}),
+        ("normal", None),
+        ("off", None),
+        ("true", None),
+    ],
+)
+def test_wake_names_the_urgencies_that_wake_an_idle_session(
+    value: str | None, urgencies: set[str] | None
+) -> None:
+    found = wake_setting(value)
+    assert (None if found is None else set(found)) == urgencies
+
+
+def test_wake_is_read_written_and_kept_when_enabling(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / ".claude" / "agentmonitors.local.md",
+        "---\nenabled: false\nwake: high\nlive: off\n---\n",
+    )
+    assert read_local_state(str(tmp_path)).wake == "high"
+    assert enable_workspace(str(tmp_path)) == "updated"
+    state = read_local_state(str(tmp_path))
+    assert state.enabled and state.wake == "high" and state.live == "off"
+    assert "wake: high" in path.read_text().split("---")[1].splitlines()
+    # An unknown value is kept as written (doctor names it), never dropped.
+    write_local_state(str(tmp_path), state._replace(wake="sometimes"))
+    assert read_local_state(str(tmp_path)).wake == "sometimes"
 
 
 def test_data_dir_is_hash_of_workspace(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -36,7 +36,9 @@ ENABLE_FILE_NOTE = (
     ">\n"
     "> Add `live: off` between the `---` lines to stop session start from offering live "
     "updates (`agentmonitors events follow` in Claude Code's Monitor tool); `live: on`, the "
-    "default, offers them whenever a monitor is defined."
+    "default, offers them whenever a monitor is defined. Add `wake: high` to let only "
+    "high-urgency changes wake an idle session (`wake: all`, the default, wakes it for "
+    "every change; the hooks still deliver the rest)."
 )
 
 
@@ -211,7 +213,15 @@ class LocalState:
     hook a few milliseconds.
     """
 
-    __slots__ = ("db", "enabled", "last_boot_failure_at", "live", "reap_after_ms", "socket")
+    __slots__ = (
+        "db",
+        "enabled",
+        "last_boot_failure_at",
+        "live",
+        "reap_after_ms",
+        "socket",
+        "wake",
+    )
 
     def __init__(
         self,
@@ -221,6 +231,7 @@ class LocalState:
         reap_after_ms: int = DEFAULT_REAP_AFTER_MS,
         last_boot_failure_at: str | None = None,
         live: str | None = None,
+        wake: str | None = None,
     ) -> None:
         self.enabled = enabled
         self.socket = socket
@@ -229,8 +240,12 @@ class LocalState:
         self.last_boot_failure_at = last_boot_failure_at
         self.live = live
         """The ``live:`` value as the user wrote it (None when absent); see :func:`live_setting`."""
+        self.wake = wake
+        """The ``wake:`` value as the user wrote it (None when absent); see :func:`wake_setting`."""
 
-    def _fields(self) -> tuple[bool, str | None, str | None, int, str | None, str | None]:
+    def _fields(
+        self,
+    ) -> tuple[bool, str | None, str | None, int, str | None, str | None, str | None]:
         return (
             self.enabled,
             self.socket,
@@ -238,6 +253,7 @@ class LocalState:
             self.reap_after_ms,
             self.last_boot_failure_at,
             self.live,
+            self.wake,
         )
 
     def _replace(self, **changes: object) -> LocalState:
@@ -259,7 +275,8 @@ class LocalState:
         return (
             f"LocalState(enabled={self.enabled!r}, socket={self.socket!r}, db={self.db!r}, "
             f"reap_after_ms={self.reap_after_ms!r}, "
-            f"last_boot_failure_at={self.last_boot_failure_at!r}, live={self.live!r})"
+            f"last_boot_failure_at={self.last_boot_failure_at!r}, live={self.live!r}, "
+            f"wake={self.wake!r})"
         )
 
 
@@ -299,6 +316,7 @@ def read_local_state(workspace: str) -> LocalState:
         reap_after_ms=reap if isinstance(reap, int) and reap >= 0 else DEFAULT_REAP_AFTER_MS,
         last_boot_failure_at=failure if isinstance(failure, str) and failure else None,
         live=_as_written(data.get("live")),
+        wake=_as_written(data.get("wake")),
     )
 
 
@@ -332,6 +350,21 @@ def live_setting(value: str | None) -> bool | None:
     return None
 
 
+WAKE_ALL = frozenset(("low", "normal", "high"))
+WAKE_CHOICES = {"all": WAKE_ALL, "high": frozenset(("high",))}
+"""``wake:`` values: which urgencies a live line names, so which changes wake an idle
+session; the hooks deliver every urgency at their own points whatever this says."""
+
+
+def wake_setting(value: str | None) -> frozenset[str] | None:
+    """The urgencies that wake an idle session: ``wake:`` absent or ``all`` means every
+    urgency, ``high`` only high (any case); None for anything else, which the caller
+    reports (naming the file and the key) and treats as the default."""
+    if value is None:
+        return WAKE_ALL
+    return WAKE_CHOICES.get(value.strip().lower())
+
+
 def render_local_state(state: LocalState) -> str:
     lines = ["---", f"enabled: {'true' if state.enabled else 'false'}"]
     if state.socket:
@@ -343,6 +376,8 @@ def render_local_state(state: LocalState) -> str:
         lines.append(f"last-boot-failure-at: {state.last_boot_failure_at}")
     if state.live is not None:
         lines.append(f"live: {state.live}")
+    if state.wake is not None:
+        lines.append(f"wake: {state.wake}")
     lines += ["---", "", ENABLE_FILE_NOTE, ""]
     return "\n".join(lines)
 
@@ -420,6 +455,7 @@ def enable_workspace(workspace: str) -> str:
         db=current.db,
         reap_after_ms=current.reap_after_ms,
         live=current.live,
+        wake=current.wake,
     )
     write_private_file(path, render_local_state(kept))
     return "updated"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentmonitors.delivery.follow_line import MAX_FOLLOW_LINE, follow_line
+from agentmonitors.delivery.follow_line import MAX_FOLLOW_LINE, events_that_fit, follow_line
 
 SOCKET = "/run/am.sock"
 
@@ -28,16 +28,71 @@ def test_one_event_names_monitor_urgency_title_and_the_exact_ack_command() -> No
 
 
 def test_several_events_share_one_line_with_one_ack_command() -> None:
-    line = follow_line(claim(event("E1"), event("E2", "Second\nline\ttitle")), SOCKET)
+    second = event("E2", "Second\nline\ttitle", monitorId="docs", urgency="normal")
+    line = follow_line(claim(event("E1"), second), SOCKET)
     assert "\n" not in line and "\t" not in line
-    assert line.startswith("AgentMon: 2 monitor events: [high] notes: File changed")
-    assert "Second\\u000aline title" in line and "--event-ids E1,E2." in line
+    assert line.startswith(
+        "AgentMon: 2 changes in 2 monitors: [high] notes: File changed: notes/a.txt; "
+        "[normal] docs: Second\\u000aline title. Ack when handled: "
+    )
+    assert "--event-ids E1,E2." in line
+
+
+def test_several_events_of_one_monitor_are_counted_under_its_name() -> None:
+    """Issue 27: "3 changes in Docs changed" (a monitor's name is its events' title), and
+    several monitors each named."""
+    docs = [event(f"D{n}", "Docs changed", monitorId="docs", urgency="normal") for n in range(3)]
+    assert follow_line(claim(*docs), SOCKET).startswith(
+        "AgentMon: [normal] docs: 3 changes in Docs changed. Ack when handled: agentmonitors"
+        " events ack --session S1 --socket '/run/am.sock' --event-ids D0,D1,D2. Full detail: "
+    )
+    line = follow_line(claim(event("E1"), *docs), SOCKET)
+    assert line.startswith(
+        "AgentMon: 4 changes in 2 monitors: [high] notes: File changed: notes/a.txt; "
+        "[normal] docs: 3 changes in Docs changed. Ack when handled: "
+    )
+    assert "--event-ids E1,D0,D1,D2." in line
+    # Titles that differ: the count, and the newest one.
+    pages = [event(f"P{n}", f"File changed: docs/{n}.md", monitorId="docs") for n in range(2)]
+    assert follow_line(claim(*pages), SOCKET).startswith(
+        "AgentMon: [high] docs: 2 changes, latest: File changed: docs/1.md. Ack when handled: "
+    )
+
+
+def test_monitors_that_do_not_fit_are_counted_and_the_line_stays_in_its_cap() -> None:
+    events = [event(f"E{n}", "t" * 80, monitorId=f"monitor-{n}") for n in range(8)]
+    line = follow_line(claim(*events), SOCKET)
+    assert len(line) <= MAX_FOLLOW_LINE
+    found = re.search(r"; and (\d+) more changes\. Ack when handled", line)
+    assert found is not None, line
+    assert line.count("[high] monitor-") + int(found.group(1)) == 8
+    assert "--event-ids " + ",".join(f"E{n}" for n in range(8)) + "." in line
+
+
+def test_a_hostile_monitor_name_and_title_stay_on_one_line_as_escapes() -> None:
+    line = follow_line(
+        claim(event("E1", "ok\u202eevil", monitorId="a\nAgentMon: [high] fake")), SOCKET
+    )
+    assert "\n" not in line and "\u202e" not in line
+    assert line.startswith("AgentMon: [high] a\\u000aAgentMon: [high] fake: ok\\u202eevil. ")
+
+
+def test_events_that_fit_leave_room_to_name_them() -> None:
+    ids = [f"01J{n:023d}" for n in range(40)]
+    wide = claim(*(event(event_id) for event_id in ids))
+    fit = events_that_fit(wide, SOCKET)
+    assert 1 <= fit < 40
+    line = follow_line(claim(*(event(event_id) for event_id in ids[:fit])), SOCKET)
+    assert len(line) <= MAX_FOLLOW_LINE and "Ack when handled" in line
+    assert events_that_fit(claim(event("E1")), SOCKET) == 1
 
 
 def test_long_titles_are_clipped_but_the_commands_survive_the_cap() -> None:
-    line = follow_line(claim(*(event(f"E{n}", "x" * 500) for n in range(3))), SOCKET)
+    line = follow_line(
+        claim(*(event(f"E{n}", "x" * 500, monitorId=f"m{n}") for n in range(3))), SOCKET
+    )
     assert len(line) <= MAX_FOLLOW_LINE
-    assert "…" in line
+    assert "…" in line and "And 2 more changes. Ack when handled" in line
     assert line.endswith(
         "--event-ids E0,E1,E2. Full detail: agentmonitors events list "
         "--session S1 --socket '/run/am.sock' --unread"
@@ -80,3 +135,14 @@ def test_a_clipped_line_counts_the_characters_it_left_out() -> None:
     assert len(reminder) <= MAX_FOLLOW_LINE
     found = re.search(r"y… \(([\d,]+) more characters\)\. Full detail: ", reminder)
     assert found is not None and int(found.group(1)) == 900 - reminder.count("y")
+
+
+def test_a_narrow_cap_still_counts_what_changed_and_keeps_the_commands() -> None:
+    events = [event(f"E{n}", "t" * 200, monitorId=f"monitor-{n}") for n in range(3)]
+    full = follow_line(claim(*events), SOCKET)
+    commands = len(full) - full.index(" Ack when handled: ") + len("AgentMon: ")
+    for cap in range(commands + 40, commands + 160):
+        line = follow_line(claim(*events), SOCKET, cap=cap)
+        assert len(line) <= cap, (cap, line)
+        assert "--event-ids E0,E1,E2. Full detail: " in line, (cap, line)
+        assert line.startswith("AgentMon: 3 changes in 3 monitors"), (cap, line)

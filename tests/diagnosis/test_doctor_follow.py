@@ -15,6 +15,7 @@ from tests.conftest import CliResult
 from tests.diagnosis.test_doctor_problems import age_record, check, doctor, problems
 from tests.transports.clocked_project import Project
 from tests.transports.test_follow import Follow, follow_records
+from tests.transports.test_follow_wake import set_wake
 from tests.transports.test_live_hint import set_live
 from tests.waiting import wait_for
 
@@ -109,3 +110,30 @@ def test_an_unknown_live_value_is_an_advisory_naming_the_file(
     set_live(project, "off")  # the last line wins, as in YAML
     _code, report = doctor(run_cli)
     assert "live-setting-invalid" not in problems(report, "follow")
+
+
+def test_doctor_shows_the_wake_setting_and_names_an_unknown_value(
+    clocked_project: Project, run_cli: Run
+) -> None:
+    project = clocked_project
+    project.start_session(HOST)
+    _code, report = doctor(run_cli)
+    enabled = check(report, "project-enabled")
+    assert enabled["detail"].endswith("; every change wakes an idle session (wake: all)")
+    assert "wake-setting-invalid" not in problems(report, "follow")
+
+    set_wake(project, "high")
+    text = run_cli("doctor").out
+    assert "only high-urgency changes wake an idle session (wake: high)" in text
+
+    set_wake(project, "sometimes")
+    code, report = doctor(run_cli)
+    assert code == 0, report  # advisory: every change still wakes the session
+    found = problems(report, "follow")["wake-setting-invalid"]
+    path = enable_file_path(project.ws)
+    assert found["detail"] == (
+        f"{path}: wake: 'sometimes' is neither all nor high, so every change wakes an idle"
+        " session (the default)"
+    )
+    assert found["remediation"] == f"write `wake: all` or `wake: high` in {path}"
+    assert "wake: 'sometimes' is not understood" in check(report, "project-enabled")["detail"]

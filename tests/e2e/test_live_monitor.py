@@ -293,9 +293,10 @@ def test_a_change_while_idle_reaches_the_model_through_the_monitor_tool(
     newest = new_input(request)
     assert NOTIFICATION in newest and DESCRIPTION in newest, newest
     assert LIVE_PROMPT not in newest and "hello" not in newest
-    # The exact line follow printed, once.
+    # The exact line follow printed, once, naming the monitor and its name (the title).
     expected = live.expected_line(event)
     assert event_lines(newest) == [expected], (expected, newest)
+    assert expected.startswith("AgentMon: [high] checklist: Checklist changed. Ack when handled: ")
 
     # The UserPromptSubmit hook fired for that notification turn ...
     payloads = prompt_payloads(live.payload_log)
@@ -421,3 +422,67 @@ def states(project: Path, env: dict[str, str], session_id: str) -> dict[str, str
         project, env, "events", "list", "--session", session_id, "--format", "json"
     )
     return {event["id"]: event["deliveryState"] for event in json.loads(listed.stdout)}
+
+
+DOCS = """---
+name: Docs changed
+watch:
+  type: file-fingerprint
+  globs: "docs/*.md"
+urgency: normal
+---
+Read the changed page.
+"""
+
+
+def change_and_wait_for_its_line(
+    live: Live, api: FakeMessagesApi, project: Path, env: dict[str, str], text: str
+) -> tuple[str, LoggedRequest]:
+    """Rewrite the docs page; its new event's id and the request whose notification holds it."""
+    mark = api.mark()
+    before = set(states(project, env, live.session_id))
+    (project / "docs" / "guide.md").write_text(text, encoding="utf-8")
+
+    def stored() -> str | None:
+        new = [key for key in states(project, env, live.session_id) if key not in before]
+        return new[0] if len(new) == 1 else None
+
+    event_id: str = wait_for(stored, timeout=STORE_TIMEOUT_S, step=0.3)
+    request: LoggedRequest = wait_for(
+        lambda: notification_with(api, mark, event_id), timeout=LINE_TIMEOUT_S, step=0.05
+    )
+    return event_id, request
+
+
+def test_each_normal_change_while_idle_wakes_the_model_once_naming_its_monitor(
+    claude_code: ClaudeCode,  # noqa: F811
+    workspace: Path,  # noqa: F811
+    claude_env: dict[str, str],  # noqa: F811
+    fake_api: FakeMessagesApi,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Issue 27, point 2: a normal change is named (not "changes are pending"), and a
+    second one wakes the idle session again though the first is unacknowledged."""
+    monitor = workspace / ".claude" / "monitors" / "docs" / "MONITOR.md"
+    monitor.parent.mkdir(parents=True)
+    monitor.write_text(DOCS, encoding="utf-8")
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "guide.md").write_text("first\n", encoding="utf-8")
+    seen: list[str] = []
+    with live_session(claude_code, workspace, claude_env, fake_api, tmp_path) as live:
+        for text in ("second\n", "third\n"):
+            event_id, request = change_and_wait_for_its_line(
+                live, fake_api, workspace, claude_env, text
+            )
+            event = {"id": event_id, "monitorId": "docs", "urgency": "normal"}
+            expected = live.expected_line({**event, "title": "Docs changed"})
+            assert expected.startswith("AgentMon: [normal] docs: Docs changed. Ack when handled: ")
+            assert event_lines(new_input(request)) == [expected], new_input(request)
+            # The request holds the whole conversation: its new input names the new one only.
+            assert all(old not in new_input(request) for old in seen), "named twice"
+            seen.append(event_id)
+        assert len(live.session.turns) == 2  # both woke the session with no user turn
+    # The hooks' reminder stayed quiet: both rows were claimed by their lines.
+    hooks = plugin_hooks(live.session.all_events, "UserPromptSubmit")
+    assert all(hook["exit_code"] == 0 and hook["stdout"] == "" for hook in hooks), hooks
+    assert states(workspace, claude_env, live.session_id) == dict.fromkeys(seen, "claimed")

@@ -29,9 +29,10 @@ WRITTEN = [
             reap_after_ms=0,
             last_boot_failure_at="2026-01-02T03:04:05.678Z",
             live="off",
+            wake="high",
         )
     ),
-    render_local_state(LocalState(enabled=False, reap_after_ms=300000, live="on")),
+    render_local_state(LocalState(enabled=False, reap_after_ms=300000, live="on", wake="all")),
 ]
 VALUES = [
     "true", "True", "TRUE", "tRUE", "false", "False", "FALSE", "yes", "on", "1", "0", "-3",
@@ -43,6 +44,8 @@ SPELLED = [f"---\nenabled: {value}\n---\n" for value in VALUES] + [
     "---\r\nenabled: true\r\nsocket: /s\r\n---\r\n",
     "---   \nenabled:   true   \n---\n",
     "---\nenabled: true\nreap-after-ms: 5000\nlive: off\n---\nbody: not read\n",
+    "---\nenabled: true\nwake: high\n---\n",
+    "---\nenabled: true\nwake: 'ALL'\n---\n",
     "enabled: true\n",
 ]
 

@@ -208,7 +208,7 @@ def test_two_events_settling_together_make_one_line(
 
     line = follow.line()
     assert line is not None and line.count("\n") == 1
-    assert line.startswith("AgentMon: 2 monitor events: ")
+    assert line.startswith("AgentMon: [high] notes: 2 changes, latest: File changed: ")
     ids = line.split(" --event-ids ")[1].split(".")[0]
     assert sorted(ids.split(",")) == sorted(events)
     assert follow.no_line(within=1.0)

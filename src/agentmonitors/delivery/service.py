@@ -46,6 +46,9 @@ from agentmonitors.store.database import Database
 
 log = logging.getLogger("agentmonitors.delivery")
 
+Decider = Callable[[Any, sqlite3.Row, frozenset[str], int], "Decision | None"]
+"""``(connection, session row, leased ids, now ms)`` → the decision to reserve, or None."""
+
 
 class DeliveryService:
     """Everything the ``session.*``, ``events.*`` and ``hook.*`` IPC methods do."""
@@ -241,13 +244,31 @@ class DeliveryService:
         may be dropping its pushes, and the hook is the path that surely shows.
         """
         checked = check_lifecycle(lifecycle)
+
+        def decided(
+            conn: Any, session: sqlite3.Row, leased: frozenset[str], now: int
+        ) -> Decision | None:
+            return decide(conn, session, checked, max_events, leased, now)
+
+        return self.reserve_decided(session_id, decided, transport=transport)
+
+    def reserve_decided(
+        self, session_id: str, decider: Decider, *, transport: str = "hook"
+    ) -> Reservation | None:
+        """:meth:`reserve` with the transport's own decision: ``decider(conn, session,
+        leased, now)`` runs inside the write transaction, around the session's leases
+        (the live line names what the hooks would coalesce, ``delivery/follow_decide.py``)."""
         now = self.clock.now_ms()
         with self._write() as conn:
             on_proof = transport_named(transport).commits_on_proof
             if not on_proof and not self.pushes.confirmed(session_id):
                 for push in self.pushes.of_session(session_id):
                     self.reservations.remove(push.delivery_id)
-            decision = self._decide(conn, session_id, checked, max_events, now)
+            session = sessions.get_session(conn, session_id)
+            leased = self.reservations.leased(session_id)
+            # Decide before touching the session, as :meth:`_decide` does.
+            decision = decider(conn, session, leased, now)
+            sessions.touch_session(conn, session_id, now)
             reservation_id = None if decision is None else self.reservations.add(decision)
         if decision is None or reservation_id is None:
             return None

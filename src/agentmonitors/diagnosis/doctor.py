@@ -37,7 +37,13 @@ from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.discovery import project_monitors_dir
 from agentmonitors.paths import ignored_enable_values
 from agentmonitors.store.database import Database, StoreError
-from agentmonitors.workspace import data_root, enable_file_path, read_local_state
+from agentmonitors.workspace import (
+    WAKE_ALL,
+    data_root,
+    enable_file_path,
+    read_local_state,
+    wake_setting,
+)
 
 if TYPE_CHECKING:
     from agentmonitors.runtime.tick import Runtime
@@ -125,6 +131,17 @@ def _leads(db: Database | None, workspace: str) -> list[Lead]:
     return [Lead(str(row[0]), str(row[1]), str(row[2])) for row in rows]
 
 
+def wake_description(value: str | None) -> str:
+    """What the enable file's ``wake:`` does (an unknown value is the follow transport's
+    advisory too)."""
+    urgencies = wake_setting(value)
+    if urgencies is None:
+        return f"wake: {value!r} is not understood, so every change wakes an idle session"
+    if urgencies == WAKE_ALL:
+        return "every change wakes an idle session (wake: all)"
+    return "only high-urgency changes wake an idle session (wake: high)"
+
+
 def _project_check(workspace: str) -> dict[str, Any]:
     state = read_local_state(workspace)
     if state.enabled:
@@ -134,6 +151,7 @@ def _project_check(workspace: str) -> dict[str, Any]:
         ignored = ignored_enable_values(workspace, state)
         if ignored:
             detail += "; advisory: " + " ".join(ignored)
+        detail += "; " + wake_description(state.wake)
         return _check("project-enabled", "pass", detail)
     return _check(
         "project-enabled",

@@ -1,25 +1,26 @@
 """The follow transport: one line per delivery on ``events follow``'s stdout.
 
 See docs/architecture.md, "Transports". ``events follow`` (``transports/follow.py``) runs
-under Claude Code's Monitor tool while the session waits, so it claims what the end of a
-turn would surface: ``turn-interruptible`` first (settled high, normal as its coalesced
-reminder), then ``turn-idle`` (the low reminder). It is sized as the hook is (its cap, its
-layout), so events settling together share one reservation and so one line
-(``delivery/follow_line.py``), committed when written. Its heartbeat keeps the daemon up;
-``doctor`` matches it by the AgentMon session it follows, and expects none: the agent
-starts it.
+while the session may be idle, so each line is a wake: it names what settled since the
+last line (``delivery/follow_decide.py``: every settled high event, every normal and low
+one nothing surfaced yet, of the urgencies the enable file's ``wake:`` lets wake the
+session), each event once, and never moves the session's diff base (a line names a
+change, it never shows it). Events settling together share one reservation and so one
+line (``delivery/follow_line.py``), committed when written. Its heartbeat keeps the
+daemon up; ``doctor`` matches it by the AgentMon session it follows.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentmonitors.delivery.follow_line import MAX_FOLLOW_LINE, follow_line
+from agentmonitors.delivery.follow_decide import decide_follow
+from agentmonitors.delivery.follow_line import MAX_FOLLOW_LINE, events_that_fit, follow_line
 from agentmonitors.delivery.packing import HOOK_PACKING
 from agentmonitors.delivery.render import render_hook_shown
-from agentmonitors.delivery.sizing import reserve_sized
-from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT
 from agentmonitors.delivery.transports.base import BaseTransport, InvalidRequest
 from agentmonitors.delivery.transports.health import (
     Expected,
@@ -29,14 +30,19 @@ from agentmonitors.delivery.transports.health import (
     freshness,
     same_path,
 )
-from agentmonitors.workspace import enable_file_path, live_setting, read_local_state
+from agentmonitors.workspace import (
+    WAKE_ALL,
+    enable_file_path,
+    live_setting,
+    read_local_state,
+    wake_setting,
+)
 
 if TYPE_CHECKING:
     from agentmonitors.delivery.service import DeliveryService
 
-__all__ = ["FOLLOW_LIFECYCLES", "TRANSPORT", "FollowTransport"]
+__all__ = ["TRANSPORT", "FollowTransport"]
 
-FOLLOW_LIFECYCLES = ("turn-interruptible", "turn-idle")
 ACTIVE = "active"
 
 
@@ -70,6 +76,7 @@ class FollowTransport(BaseTransport):
     ) -> TransportHealth:
         health = _follow_health(records, leads, expected)
         _live_setting_problem(health, expected.workspace)
+        _wake_setting_problem(health, expected.workspace)
         return health
 
     def describe_binding(self, bound: Mapping[str, Any]) -> str:
@@ -82,39 +89,65 @@ class FollowTransport(BaseTransport):
 def _reserve_follow(
     service: DeliveryService, session_id: str, *, socket_path: str, cap: int | None = None
 ) -> dict[str, Any]:
-    """The session and its next delivery line, reserved; ``reservation`` None when none.
+    """The session and its next live line, reserved; ``reservation`` None when none.
 
-    A session that is no longer active gets no reservation (follow exits on it).
-    Sizing uses the hook's cap, so events settling together share one reservation
-    and so one line.
+    A session that is no longer active gets no reservation (follow exits on it). The line
+    names what settled since the last one (``delivery/follow_decide.py``), of the
+    urgencies the enable file's ``wake:`` lets wake the session; when the ids of all of it
+    would crowd the line, it names the first that fit and the rest make the next line.
     """
     session = service.get_session(session_id)
     reply: dict[str, Any] = {"session": session, "reservation": None, "text": ""}
     if session.get("status") != ACTIVE:
         return reply
-    for lifecycle in FOLLOW_LIFECYCLES:
-        with service.one_instant():
-            reservation, _text, _more, _shown = reserve_sized(
-                service,
-                session_id,
-                lifecycle,
-                transport=TRANSPORT.name,
-                socket_path=socket_path,
-                cap=MAX_ADDITIONAL_CONTEXT,
-            )
+    cap = cap or MAX_FOLLOW_LINE
+    urgencies = _wake_urgencies(session.get("workspacePath"))
+    limit: int | None = None
+    while True:
+        reservation = service.reserve_decided(
+            session_id,
+            functools.partial(decide_follow, urgencies=urgencies, max_events=limit),
+            transport=TRANSPORT.name,
+        )
         if reservation is None:
+            return reply
+        claim = reservation["claim"]
+        fit = events_that_fit(claim, socket_path, cap=cap)
+        if limit is None and fit < len(claim["events"]):
+            service.release(reservation["reservationId"])
+            limit = fit
             continue
-        line = follow_line(reservation["claim"], socket_path, cap=cap or MAX_FOLLOW_LINE)
+        line = follow_line(claim, socket_path, cap=cap)
         if not line:
             service.release(reservation["reservationId"])
-            continue
-        # A line names each change, never shows it: the session's diff base stays at
-        # the version it last saw, so the `diff --session` it may run next is the change
-        # (docs/architecture.md, "The life of one event", step 7).
-        service.reservations.narrow_seen(reservation["reservationId"], ())
-        reply.update(reservation=reservation, text=line, lifecycle=lifecycle)
+            return reply
+        reply.update(reservation=reservation, text=line, lifecycle=claim["lifecycle"])
         return reply
-    return reply
+
+
+_WAKE_CACHE: dict[str, tuple[tuple[int, int] | None, frozenset[str]]] = {}
+
+
+def _wake_urgencies(workspace: object) -> frozenset[str]:
+    """The urgencies the workspace's ``wake:`` lets wake an idle session (every one when
+    it is absent or not understood: ``doctor`` reports that). The enable file is read
+    again only when it changed: a follower asks ten times a second."""
+    if not isinstance(workspace, str) or not workspace:
+        return WAKE_ALL
+    path = enable_file_path(workspace)
+    try:
+        found = os.stat(path)
+        stamp: tuple[int, int] | None = (found.st_mtime_ns, found.st_size)
+    except OSError:
+        stamp = None
+    cached = _WAKE_CACHE.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    urgencies = wake_setting(read_local_state(workspace).wake) or WAKE_ALL
+    if len(_WAKE_CACHE) > 256:
+        _WAKE_CACHE.clear()
+    _WAKE_CACHE[path] = (stamp, urgencies)
+    return urgencies
 
 
 def _follow_health(
@@ -158,6 +191,20 @@ def _live_setting_problem(transport: TransportHealth, workspace: str) -> None:
             f"{path}: live: {value!r} is neither on nor off, so session start keeps offering"
             " live updates (the default)",
             f"write `live: on` or `live: off` in {path}",
+        )
+
+
+def _wake_setting_problem(transport: TransportHealth, workspace: str) -> None:
+    """An enable file ``wake:`` value that is neither all nor high (every urgency then
+    wakes an idle session, the default)."""
+    value = read_local_state(workspace).wake
+    if wake_setting(value) is None:
+        path = enable_file_path(workspace)
+        transport.add(
+            "wake-setting-invalid",
+            f"{path}: wake: {value!r} is neither all nor high, so every change wakes an idle"
+            " session (the default)",
+            f"write `wake: all` or `wake: high` in {path}",
         )
 
 

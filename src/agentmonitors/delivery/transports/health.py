@@ -41,7 +41,14 @@ BLOCKING = frozenset(
         "delivery-diagnosis-unavailable",
     }
 )
-ADVISORY = frozenset({"version-skew", "channel-registration-unverified", "live-setting-invalid"})
+ADVISORY = frozenset(
+    {
+        "version-skew",
+        "channel-registration-unverified",
+        "live-setting-invalid",
+        "wake-setting-invalid",
+    }
+)
 
 
 @dataclass(frozen=True)
