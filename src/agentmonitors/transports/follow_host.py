@@ -17,7 +17,7 @@ import os
 import signal
 import threading
 import time
-from typing import Any
+from typing import Any, TextIO
 
 from agentmonitors.daemon.client import DaemonError, call
 from agentmonitors.paths import fit_socket_path, workspace_db, workspace_socket
@@ -57,8 +57,15 @@ def _alive(pid: str | None) -> bool:
 class HostFollower:
     """Find the session Claude Code calls ``host_session_id``, then follow it."""
 
-    def __init__(self, host_session_id: str, socket_override: str | None, fmt: str) -> None:
+    def __init__(
+        self,
+        host_session_id: str,
+        socket_override: str | None,
+        fmt: str = "text",
+        out: TextIO | None = None,
+    ) -> None:
         self.host_session_id = host_session_id
+        self.out = out
         self.socket_override = socket_override
         self.fmt = fmt
         self.stop = threading.Event()
@@ -133,10 +140,10 @@ class HostFollower:
             except DaemonError:
                 failure = self.away(workspace, state, socket)
                 if failure is not None:
-                    Follower("", socket, host_session_id=self.host_session_id).stopping_line(
-                        failure
-                    )
-                    return 1
+                    Follower(
+                        "", socket, out=self.out, host_session_id=self.host_session_id
+                    ).stopping_line(failure)
+                    return 0
                 self.stop.wait(WAIT_S)
                 continue
             self._known_daemon = True
@@ -159,6 +166,7 @@ class HostFollower:
             session_id,
             socket,
             fmt=self.fmt,
+            out=self.out,
             host_session_id=self.host_session_id,
             revive=revive,
         )
