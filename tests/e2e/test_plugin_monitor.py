@@ -55,7 +55,7 @@ WAKE_TIMEOUT_S = 30.0
 
 
 @pytest.fixture
-def project(tmp_path: Path, claude_env: dict[str, str]) -> Path:
+def project(tmp_path: Path, claude_env: dict[str, str]) -> Path:  # noqa: F811
     """An enabled project with one normal file monitor, trusted by Claude Code."""
     root = tmp_path / "project"
     (root / "notes").mkdir(parents=True)
@@ -117,7 +117,7 @@ def test_an_idle_interactive_session_is_woken_by_the_plugin_monitor(
         wait_for(lambda: plugin_follower(host), timeout=60, step=0.2)
         record = daemon_session(project, claude_env, host)
         tui.type("hello")
-        first = wait_for(lambda: fake_api.messages_requests(), timeout=60, step=0.1)[0]
+        first = wait_for(fake_api.messages_requests, timeout=60, step=0.1)[0]
         # The SessionStart sentence says live updates are on, and asks for no Monitor.
         assert "live updates are on" in first.raw and "Monitor tool" not in first.raw, first.raw
         wait_for(lambda: "ok" in tui.screen(), timeout=30)

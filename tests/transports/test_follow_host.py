@@ -106,7 +106,7 @@ def test_it_waits_silently_for_the_session_then_delivers_one_line(
     assert follower.no_line(1.5)
     assert follower.process.poll() is None
     session_id = project.start_session(HOST)
-    wait_for(lambda: host_records(), timeout=15)
+    wait_for(host_records, timeout=15)
     [record] = host_records()
     assert record["sessionId"] == session_id
     event_id = project.settled_change()
@@ -125,7 +125,7 @@ def test_a_second_follower_of_the_session_says_so_in_one_line_and_stops(
     project = clocked_project
     plugin_follower(project, running)
     session_id = project.start_session(HOST)
-    wait_for(lambda: host_records(), timeout=15)
+    wait_for(host_records, timeout=15)
     # The agent's own Monitor command, started anyway.
     second = Running(project, "--session", session_id, "--socket", project.daemon.socket)
     running.append(second)
@@ -144,7 +144,7 @@ def test_live_off_stops_it_quietly_and_the_hooks_deliver(
     project = clocked_project
     follower = plugin_follower(project, running)
     project.start_session(HOST)
-    wait_for(lambda: host_records(), timeout=15)
+    wait_for(host_records, timeout=15)
     write_local_state(project.ws, read_local_state(project.ws)._replace(live="off"))
     wait_for(lambda: not host_records(), timeout=15)
     event_id = project.settled_change()
@@ -154,7 +154,7 @@ def test_live_off_stops_it_quietly_and_the_hooks_deliver(
     assert event_id in out
     # Back on: it follows again.
     write_local_state(project.ws, read_local_state(project.ws)._replace(live="on"))
-    wait_for(lambda: host_records(), timeout=15)
+    wait_for(host_records, timeout=15)
     second = project.settled_change("again\n")
     line = follower.line()
     assert line is not None and second in line and event_id not in line
@@ -166,7 +166,7 @@ def test_it_outlives_a_daemon_restart_and_session_end_stops_it_quietly(
     project = clocked_project
     follower = plugin_follower(project, running)
     project.start_session(HOST)
-    wait_for(lambda: host_records(), timeout=15)
+    wait_for(host_records, timeout=15)
     project.daemon.stop()
     time.sleep(0.6)
     project.daemon.start()
@@ -200,7 +200,7 @@ def test_a_daemon_that_cannot_be_started_again_ends_it_with_one_line(
     outcome: list[int] = []
     thread = threading.Thread(target=lambda: outcome.append(runner.run()), daemon=True)
     thread.start()
-    wait_for(lambda: host_records(), timeout=15)
+    wait_for(host_records, timeout=15)
     assert out.getvalue() == ""
     project.daemon.stop()
     thread.join(timeout=60)

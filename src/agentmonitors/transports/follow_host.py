@@ -25,7 +25,6 @@ from agentmonitors.transports.follow import Follower
 from agentmonitors.workspace import (
     LocalState,
     live_setting,
-    read_local_state,
     resolve_enabled_project,
 )
 

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
-from agentmonitors.delivery.heartbeats import is_stale, read_records, session_listening
+from agentmonitors.delivery.heartbeats import session_listening
 from agentmonitors.delivery.text import _socket_clause, inline
 from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER
 from agentmonitors.workspace import enable_file_path, live_setting, user_monitors_dir
@@ -37,9 +36,10 @@ def plugin_follower_armed(host_session_id: str) -> bool:
     """Whether the plugin's follower runs, or is about to, for this session.
 
     Knowable at session start: a fresh ``follow`` heartbeat naming the host session
-    (only the plugin's follower knows it), or this hook was run by a plugin that declares our monitor
-    (``$CLAUDE_PLUGIN_ROOT``) in an interactive session, where Claude Code arms every
-    plugin monitor about 0.7 s after launch (docs/architecture.md, "Live updates").
+    (only the plugin's follower knows it), or this hook was run by a plugin that
+    declares our monitor (``$CLAUDE_PLUGIN_ROOT``) in an interactive session, where
+    Claude Code arms every plugin monitor about 0.7 s after launch
+    (docs/architecture.md, "Live updates").
     """
     if host_listening(host_session_id):
         return True
@@ -142,10 +142,4 @@ def follower_running(session_id: str) -> bool:
 
 def host_listening(host_session_id: str) -> bool:
     """Whether a fresh ``follow`` heartbeat names this host session (the plugin's)."""
-    now_ms = time.time_ns() // 1_000_000
-    return any(
-        record.get("transport") == "follow"
-        and record.get("hostSessionId") == host_session_id
-        and not is_stale(record, now_ms)
-        for record in read_records()
-    )
+    return session_listening("follow", host_session_id, field="hostSessionId")
