@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agentmonitors.delivery.heartbeats import read_records
-from tests.e2e.claude_code import ClaudeCode
+from tests.e2e.claude_code import ClaudeCode, ClaudeCodeUnavailable, skip_or_fail
 from tests.e2e.fake_messages_api import FakeMessagesApi, LoggedRequest
 from tests.e2e.test_live_monitor import NOTIFICATION, event_lines, new_input
 from tests.e2e.test_real_claude_code import (  # noqa: F401  (fixtures are used by name)
@@ -34,11 +34,7 @@ from tests.e2e.test_real_claude_code import (  # noqa: F401  (fixtures are used 
 from tests.e2e.tmux_claude import TMUX, TmuxClaude, seed_claude_json
 from tests.waiting import wait_for
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(300),
-    pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 DESCRIPTION = "AgentMon live updates"
 WATCHED = "release-plan.txt"
@@ -57,6 +53,9 @@ WAKE_TIMEOUT_S = 30.0
 @pytest.fixture
 def project(tmp_path: Path, claude_env: dict[str, str]) -> Path:  # noqa: F811
     """An enabled project with one normal file monitor, trusted by Claude Code."""
+    if TMUX is None:
+        # Where the real client is required (CI), a missing tmux fails the test.
+        skip_or_fail(ClaudeCodeUnavailable("tmux is not installed: no interactive session"))
     root = tmp_path / "project"
     (root / "notes").mkdir(parents=True)
     (root / "notes" / WATCHED).write_text("- cut the branch\n", encoding="utf-8")
