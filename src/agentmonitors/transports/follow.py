@@ -29,9 +29,12 @@ cap left over) are written as one line.
 It stops, releasing whatever it had not written:
 
 - before ``--max-seconds`` (below the Monitor tool's 30-minute cap), printing one last
-  line that asks the agent to start it again;
-- when the session ends or the project is disabled;
-- on SIGTERM/SIGINT, and when the reader of stdout goes away.
+  line that asks the agent to start it again (``--session`` only);
+- when the session ends or the project is disabled (the plugin's follower pauses on a
+  disabled project or ``live: off`` instead, quietly);
+- on SIGTERM/SIGINT, and when the reader of stdout goes away;
+- the plugin's follower: when the daemon cannot be started again, with one last line
+  saying why and that the hooks still deliver.
 
 A daemon that is down or restarting is waited for, not fatal. While it runs it keeps
 a ``follow`` transport heartbeat, which also keeps the daemon from idling out.
@@ -363,7 +366,11 @@ class Follower:
 
     def run(self) -> int:
         """Follow until a stop; 0 on every clean stop, 1 on an error."""
-        lock = take_process_lock(session_lock_path(self.session_id))
+        try:
+            lock = take_process_lock(session_lock_path(self.session_id))
+        except OSError as error:  # no lock folder: follow anyway, as before the lock
+            self.note(f"cannot take the session's follower lock ({error}); following anyway")
+            return self._run()
         if lock is None:
             self.emit(already_followed_line(self.session_id), kind="duplicate")
             self.note("another follower holds this session")
