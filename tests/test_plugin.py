@@ -22,6 +22,7 @@ import click
 import pytest
 from ruamel.yaml import YAML
 
+from agentmonitors.transports.live_hint import FOLLOW_DESCRIPTION
 from agentmonitors.transports.rewake import (
     HOOK_TIMEOUT_S,
     MAX_WAIT_S,
@@ -367,6 +368,66 @@ def test_rewake_hook_passes_the_cli_exit_code_through(
     calls = (record / "argv").read_text(encoding="utf-8").splitlines()
     assert calls == ["".join(f"<{arg}>" for arg in REWAKE_ARGV[event])]
     assert (record / "stdin").read_bytes() == stdin
+
+
+# ---------------------------------------------------------------------------- the monitor
+
+MONITORS = ROOT / "monitors" / "monitors.json"
+
+
+def test_the_plugin_declares_one_always_armed_monitor_running_the_follower() -> None:
+    """Auto-discovered as hooks/hooks.json is: naming it in plugin.json too would load it
+    twice. Claude Code's entry schema is strict: these four keys and no other."""
+    assert "monitors" not in load_json(PLUGIN_MANIFEST)
+    [entry] = load_json(MONITORS)
+    assert set(entry) == {"name", "command", "description", "when"}
+    assert entry["when"] == "always"
+    assert entry["description"] == FOLLOW_DESCRIPTION
+    # ${VAR} would be Claude Code's substitution; $VAR is left to the shell.
+    assert "${" not in entry["command"]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_the_monitor_runs_the_follower_for_the_session(shell: str, tmp_path: Path) -> None:
+    record = tmp_path / "record"
+    record.mkdir()
+    fake_bin = tmp_path / "fake-bin"
+    write_fake_cli(fake_bin, record)
+    [entry] = load_json(MONITORS)
+    result = run_hook(
+        shell,
+        entry["command"],
+        path=str(fake_bin),
+        stdin=b"",
+        home=tmp_path,
+        CLAUDE_CODE_SESSION_ID="3f0c6d2e-5b1a-4c8e-9d7f-2a6b8c0e1f3d",
+    )
+    assert result.returncode == 0
+    calls = (record / "argv").read_text(encoding="utf-8").splitlines()
+    assert calls == ["<events><follow><--host-session><3f0c6d2e-5b1a-4c8e-9d7f-2a6b8c0e1f3d>"]
+
+
+def test_without_the_cli_the_monitor_is_silent_and_stays(tmp_path: Path) -> None:
+    """Every stdout line would be a model turn, and an exit is reported to the model."""
+    [entry] = load_json(MONITORS)
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    (empty / "sleep").symlink_to(sleep)
+    process = subprocess.Popen(
+        ["/bin/sh", "-c", entry["command"]],
+        env={"PATH": str(empty), "HOME": str(tmp_path)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            process.wait(timeout=1.0)
+    finally:
+        process.kill()
+        out, _err = process.communicate()
+    assert out == b""
 
 
 # ---------------------------------------------------------------------------- the skill

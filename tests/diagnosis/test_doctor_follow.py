@@ -15,6 +15,7 @@ from tests.conftest import CliResult
 from tests.diagnosis.test_doctor_problems import age_record, check, doctor, problems
 from tests.transports.clocked_project import Project
 from tests.transports.test_follow import Follow, follow_records
+from tests.transports.test_follow_host import Running
 from tests.transports.test_follow_wake import set_wake
 from tests.transports.test_live_hint import set_live
 from tests.waiting import wait_for
@@ -137,3 +138,34 @@ def test_doctor_shows_the_wake_setting_and_names_an_unknown_value(
     )
     assert found["remediation"] == f"write `wake: all` or `wake: high` in {path}"
     assert "wake: 'sometimes' is not understood" in check(report, "project-enabled")["detail"]
+
+
+def test_the_plugins_follower_is_reported_per_session_and_its_death_says_hooks_deliver(
+    clocked_project: Project, run_cli: Run
+) -> None:
+    project = clocked_project
+    host = "3c1d-plugin-host"
+    follower = Running(project, env={"CLAUDE_CODE_SESSION_ID": host})
+    try:
+        session_id = project.start_session(host)
+        wait_for(lambda: follow_records(session_id))
+        code, report = doctor(run_cli)
+        assert code == 0, report
+        row = follow_row(report)
+        assert row["healthy"] and row["boundTo"]["hostSessionId"] == host
+        text = run_cli("doctor").out
+        assert (
+            f"  follow: healthy (plugin monitor of Claude Code session {host}: session"
+            f" {session_id}, bound to {project.ws})"
+        ) in text
+        pid = follower.process.pid
+        follower.process.send_signal(signal.SIGKILL)
+        follower.process.wait(timeout=15)
+    finally:
+        follower.stop()
+    age_record("follow", f"{session_id}-{pid}", "2026-01-01T00:00:00.000Z", 1_767_225_600)
+    _code, report = doctor(run_cli)
+    stale = problems(report, "follow")["heartbeat-stale"]
+    assert stale["detail"].startswith(f"{session_id}: ")
+    assert "Claude Code never restarts it: the hooks still deliver" in stale["remediation"]
+    assert report["deliverable"] is True

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from agentmonitors.delivery.text import _socket_clause
-from agentmonitors.transports.live_hint import FOLLOW_TIMEOUT_MS, live_sentence
+from agentmonitors.transports.live_hint import FOLLOW_TIMEOUT_MS, host_listening, live_sentence
 from agentmonitors.workspace import enable_file_path, live_setting, read_local_state
 from tests.transports.clocked_project import Project
 from tests.transports.test_follow import Follow, follow_records
+from tests.transports.test_follow_host import Running
 from tests.transports.test_message_commands import resolve
 from tests.waiting import wait_for
 
@@ -198,3 +199,38 @@ def test_enabling_a_disabled_project_keeps_its_live_setting(
     assert run_cli("init", "--enable-only").code == 0
     state = read_local_state(str(isolated_environment))
     assert state.enabled and state.live == "off"
+
+
+ARMED = "AgentMon: live updates are on"
+
+
+@pytest.mark.slow
+def test_the_plugins_follower_replaces_the_offer(
+    clocked_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interactive Claude Code arms the plugin's monitor itself: no Monitor to start."""
+    project = clocked_project
+    plugin_root = Path(__file__).resolve().parents[2]
+    assert (plugin_root / "monitors" / "monitors.json").is_file()
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", str(plugin_root))
+    monkeypatch.setenv("CLAUDE_CODE_ENTRYPOINT", "cli")
+    context, _err = session_start(project, "host-interactive")
+    [line] = live_lines(context)
+    assert line.startswith(ARMED) and '"AgentMon live updates"' in line
+    assert "Monitor tool" not in line and "--session" not in line
+    # `claude -p` arms no plugin monitor: the Monitor tool is still offered there.
+    monkeypatch.setenv("CLAUDE_CODE_ENTRYPOINT", "sdk-cli")
+    context, _err = session_start(project, "host-print")
+    assert live_lines(context)[0].startswith(OFFER)
+    # A running plugin follower is known by its heartbeat, whatever the hook's environment.
+    monkeypatch.delenv("CLAUDE_CODE_ENTRYPOINT")
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT")
+    running = Running(project, env={"CLAUDE_CODE_SESSION_ID": "host-compacted"})
+    try:
+        project.start_session("host-compacted")
+        wait_for(lambda: host_listening("host-compacted"), timeout=15)
+        context, _err = session_start(project, "host-compacted", "compact")
+        [line] = live_lines(context)
+        assert line.startswith(ARMED)
+    finally:
+        running.stop()

@@ -276,9 +276,10 @@ def read_records() -> list[dict[str, object]]:
     return records
 
 
-def session_listening(transport: str, session_id: str) -> bool:
+def session_listening(transport: str, session_id: str, field: str = "sessionId") -> bool:
     """Whether a fresh record of ``transport`` names this AgentMon session (a writer
-    that exits removes its record; one that died goes stale within its lifetime)."""
+    that exits removes its record; one that died goes stale within its lifetime);
+    ``field="hostSessionId"`` asks about the host's id of a session instead."""
     directory = transports_dir()
     try:
         names = os.listdir(directory)
@@ -293,7 +294,7 @@ def session_listening(transport: str, session_id: str) -> bool:
         if (
             record is not None
             and record.get("transport") == transport
-            and record.get("sessionId") == session_id
+            and record.get(field) == session_id
             and not is_stale(record, now_ms)
         ):
             return True

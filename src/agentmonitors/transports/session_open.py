@@ -19,7 +19,7 @@ from agentmonitors.paths import (
 from agentmonitors.transports.deliver import _quiet
 from agentmonitors.transports.deliver_debug import blocked_monitor_ids
 from agentmonitors.transports.deliver_session import deliver_to_session
-from agentmonitors.transports.live_hint import live_sentence
+from agentmonitors.transports.live_hint import live_sentence, plugin_follower_armed
 from agentmonitors.workspace import write_local_state
 
 # ``typing`` stays out of the run-time imports: the hook path pays for each one.
@@ -76,7 +76,13 @@ def open_session(
         debug=_quiet,
         adapter=adapter,
         preface=_preface(
-            blocked_monitor_ids(socket), workspace, state, session["id"], socket, adapter
+            blocked_monitor_ids(socket),
+            workspace,
+            state,
+            session["id"],
+            socket,
+            adapter,
+            host_session_id,
         ),
     )
     return 0
@@ -89,10 +95,14 @@ def _preface(
     session_id: str,
     socket: str,
     adapter: HostAdapter,
+    host_session_id: str,
 ) -> str:
-    """The lines before the recap: the approval line, then the live-updates offer."""
+    """The lines before the recap: the approval line, then the live-updates sentence."""
     try:
-        live = live_sentence(workspace, state.live, session_id, socket, host=adapter.name)
+        armed = plugin_follower_armed(host_session_id)
+        live = live_sentence(
+            workspace, state.live, session_id, socket, host=adapter.name, armed=armed
+        )
     except Exception:  # an offer is never worth a failed session start
         live = ""
     return "\n".join(line for line in (approval_line(waiting), live) if line)

@@ -18,8 +18,8 @@ COMMANDS: LazyTable = {
     ),
     "follow": (
         "agentmonitors.cli.events.follow:follow",
-        "Print one line per delivery for a session, live, until stopped: meant for Claude"
-        " Code's Monitor tool (each line becomes a turn while the session is idle).",
+        "Print one line per delivery for a session, live, until stopped: each line becomes a"
+        " turn while a Claude Code session is idle.",
     ),
     "list": (
         "agentmonitors.cli.events.list:list_",

@@ -80,6 +80,12 @@ class FollowTransport(BaseTransport):
         return health
 
     def describe_binding(self, bound: Mapping[str, Any]) -> str:
+        if bound.get("hostSessionId") and bound.get("sessionId"):
+            # The plugin's monitor: Claude Code started it, with the host's id.
+            return (
+                f" (plugin monitor of Claude Code session {bound['hostSessionId']}: session"
+                f" {bound['sessionId']}, bound to {bound.get('workspacePath')})"
+            )
         if bound.get("sessionId"):
             # A follower serves one session: name it, as the Monitor command does.
             return f" (session {bound['sessionId']}, bound to {bound.get('workspacePath')})"
@@ -154,7 +160,9 @@ def _follow_health(
     records: Sequence[dict[str, Any]], leads: Sequence[Lead], expected: Expected
 ) -> TransportHealth:
     """``events follow`` runs: the active leads' followers, freshest first, then any
-    other follower of this workspace. None is expected: it is the agent's to start."""
+    other follower of this workspace. None is expected: the plugin's monitor runs one
+    only in interactive sessions, and elsewhere it is the agent's to start. A plugin
+    follower (its record names the host session) is named as such, per session."""
     transport = TransportHealth(TRANSPORT.name)
     sessions = {lead.session_id for lead in leads}
     matched = [record for record in records if record.get("sessionId") in sessions]
@@ -168,15 +176,20 @@ def _follow_health(
     transport.records.extend(matched + others)
     for record in matched:
         session = record.get("sessionId")
-        binding_problems(
-            transport,
-            record,
-            expected,
-            f"{session}: ",
-            stale_fix="the follower is gone (killed, or its Monitor stopped it); start the"
-            " Monitor tool again with `agentmonitors events follow --session"
-            f" {session} --socket {expected.socket_path}`",
-        )
+        command = f"agentmonitors events follow --session {session} --socket {expected.socket_path}"
+        host = record.get("hostSessionId")
+        if host:
+            stale_fix = (
+                f"the plugin's follower of Claude Code session {host} is gone, and Claude Code"
+                " never restarts it: the hooks still deliver; a new Claude Code session arms it"
+                f" again, or start the Monitor tool with `{command}`"
+            )
+        else:
+            stale_fix = (
+                "the follower is gone (killed, or its Monitor stopped it); start the"
+                f" Monitor tool again with `{command}`"
+            )
+        binding_problems(transport, record, expected, f"{session}: ", stale_fix=stale_fix)
     return transport
 
 
