@@ -24,7 +24,15 @@ from typing import Any
 
 from agentmonitors.fastpath.lazy_logging import get_logger
 
-__all__ = ["BINARY", "ThreadState", "codex_home", "control_socket", "thread_state", "tui_holds"]
+__all__ = [
+    "BINARY",
+    "ThreadState",
+    "codex_home",
+    "control_socket",
+    "managed_cli",
+    "thread_state",
+    "tui_holds",
+]
 
 log = get_logger(__name__)
 
@@ -62,6 +70,14 @@ def codex_home(environ: Mapping[str, str]) -> str:
 
 def control_socket(home: str) -> str:
     return os.path.join(home, "app-server-control", "app-server-control.sock")
+
+
+def managed_cli(home: str) -> str | None:
+    """The CLI of the managed daemon itself (``<CODEX_HOME>/packages/app-server-daemon/
+    current/bin/codex``, which ``codex app-server daemon`` reports), when it is there:
+    the version that serves the thread, found whatever PATH the hooks had."""
+    path = os.path.join(home, "packages", "app-server-daemon", "current", "bin", BINARY)
+    return path if os.access(path, os.X_OK) else None
 
 
 def _frame(text: str) -> bytes:
@@ -131,7 +147,9 @@ async def _call(socket_path: str, method: str, params: dict[str, Any]) -> dict[s
 async def thread_state(home: str, thread_id: str) -> ThreadState | None:
     """The thread as Codex's daemon holds it; None when no daemon answers for this home
     (``--no-daemon``, or none running) or it does not hold the thread."""
-    socket_path = control_socket(home)
+    # The control socket is a link to a short path under /tmp: connect to that, since
+    # a CODEX_HOME deep enough makes the link's own path too long for AF_UNIX.
+    socket_path = os.path.realpath(control_socket(home))
     if not os.path.exists(socket_path):
         return None
     try:

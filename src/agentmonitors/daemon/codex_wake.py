@@ -23,9 +23,15 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from agentmonitors.daemon.codex_probe import BINARY, codex_home, thread_state, tui_holds
+from agentmonitors.daemon.codex_probe import (
+    BINARY,
+    codex_home,
+    managed_cli,
+    thread_state,
+    tui_holds,
+)
 from agentmonitors.delivery.heartbeats import write_heartbeat
-from agentmonitors.delivery.transports.codex_queue import TRANSPORT
+from agentmonitors.delivery.transports.codex_queue import TRANSPORT, wake_key
 from agentmonitors.delivery.transports.health import same_path
 from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.paths import neutral_cwd
@@ -60,12 +66,10 @@ class CodexWaker:
         self.socket_path = socket_path
         self.environ = dict(os.environ if environ is None else environ)
         self.home = codex_home(self.environ)
-        self.codex = shutil.which(BINARY, path=self.environ.get("PATH"))
+        self.path_cli = shutil.which(BINARY, path=self.environ.get("PATH"))
         self._tried: dict[str, tuple[tuple[str, ...], float]] = {}
 
     async def run(self, stop: asyncio.Event) -> None:
-        if self.codex is None:
-            return  # no Codex CLI on this daemon's PATH: the hooks deliver
         while not stop.is_set():
             try:
                 await self.wake_idle()
@@ -85,7 +89,7 @@ class CodexWaker:
             return 0
         woken = 0
         for session in leads:
-            pending = self._pending(session["id"])
+            pending = wake_key(self.service, session["id"])
             if not pending:
                 self._tried.pop(session["id"], None)
                 continue
@@ -96,12 +100,6 @@ class CodexWaker:
             self._tried[session["id"]] = (pending, now)
             woken += await self._wake(session)
         return woken
-
-    def _pending(self, session_id: str) -> tuple[str, ...]:
-        """What the next prompt would surface, as a key that changes when it does."""
-        events = tuple(event["eventId"] for event in self.service.preview(session_id, 16))
-        reminder = self.service.preview_reminder(session_id)
-        return events + ((reminder,) if reminder else ())
 
     async def _wake(self, session: Mapping[str, Any]) -> int:
         thread = session["hostSessionId"]
@@ -134,11 +132,14 @@ class CodexWaker:
 
     async def _queue(self, thread: str, text: str) -> bool:
         """``codex queue`` for ``thread``; True when it exits 0 within the time limit."""
-        assert self.codex is not None
+        cli = managed_cli(self.home) or self.path_cli
+        if cli is None:
+            log.warning("no Codex CLI to queue a wake for %s: the hooks will deliver", thread)
+            return False
         started = time.monotonic()
         try:
             child = await asyncio.create_subprocess_exec(
-                self.codex,
+                cli,
                 "queue",
                 "--thread",
                 thread,

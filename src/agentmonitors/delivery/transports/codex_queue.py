@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentmonitors.delivery import sessions
 from agentmonitors.delivery.codex_queue_text import queued_message
+from agentmonitors.delivery.decide import SessionView
 from agentmonitors.delivery.packing import HOOK_PACKING
 from agentmonitors.delivery.render import render_hook_shown
 from agentmonitors.delivery.reserve_rendered import reserve_rendered
@@ -36,7 +38,7 @@ from agentmonitors.untrusted import clean_line
 if TYPE_CHECKING:
     from agentmonitors.delivery.service import DeliveryService
 
-__all__ = ["SERVED_ADAPTER", "TRANSPORT", "CodexQueueTransport"]
+__all__ = ["SERVED_ADAPTER", "TRANSPORT", "CodexQueueTransport", "wake_key"]
 
 SERVED_ADAPTER = "codex"
 """The host whose sessions this transport wakes (the sessions' ``adapter``)."""
@@ -84,10 +86,8 @@ class CodexQueueTransport(BaseTransport):
         reply: dict[str, Any] = dict(rendered)
         reservation, delivery_id = rendered.get("reservation"), rendered.get("deliveryId")
         if reservation is not None and delivery_id and rendered.get("text"):
-            claim = reservation["claim"]
-            names = [clean_line(str(event.get("monitorId", ""))) for event in claim["events"]]
             reply["text"] = queued_message(
-                claim, rendered["text"], delivery_id, list(dict.fromkeys(names))
+                reservation["claim"], rendered["text"], delivery_id, _names(service, delivery_id)
             )
         return reply
 
@@ -107,6 +107,28 @@ class CodexQueueTransport(BaseTransport):
             binding_problems(health, record, expected, f"{record.get('hostSessionId')}: ")
             health.problems = [p for p in health.problems if p["code"] != "heartbeat-stale"]
         return health
+
+
+def wake_key(service: DeliveryService, session_id: str) -> tuple[str, ...]:
+    """What the next prompt would surface for the session (settled high events, the
+    normal reminder when due), as a key that changes when that does; () for nothing."""
+    with service.db.read() as conn:
+        if sessions.get_session(conn, session_id)["role"] != "lead":
+            return ()
+        leased = service.reservations.leased(session_id)
+        view = SessionView.read(conn, session_id, leased, service.clock.now_ms())
+    high = tuple(row.id for row in view.settled_high())
+    if not view.reminder_due("normal"):
+        return high
+    return high + tuple(row.id for row in view.claimable("normal"))
+
+
+def _names(service: DeliveryService, delivery_id: str) -> list[str]:
+    """The monitors whose events the reservation holds (normal ones too, which a
+    reminder only counts), each once, in the claim's order."""
+    lease = service.reservations.get(delivery_id)
+    rows = () if lease is None else lease.decision.candidates
+    return list(dict.fromkeys(clean_line(row.event.monitor_id) for row in rows))
 
 
 TRANSPORT = CodexQueueTransport()
