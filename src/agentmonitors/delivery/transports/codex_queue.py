@@ -50,6 +50,7 @@ class CodexQueueTransport(BaseTransport):
     min_cap = 200
     packing = HOOK_PACKING
     commits_on_proof = True
+    named_when_absent = False
 
     def serves(self, session: Mapping[str, Any]) -> bool:
         """An active lead session of the host this transport wakes."""
