@@ -7,6 +7,7 @@ file then reaches a new model request with no prompt typed, because the agentmon
 daemon ran ``codex queue`` (the codex-queue transport). The request holds our text
 (from agentmonitors, not the user; the monitor; the ack command), the woken turn's
 UserPromptSubmit hook delivers nothing again, and neither does the next typed prompt.
+Once the TUI has closed (Codex's daemon still holds the thread), a change queues nothing.
 The change → request latency is printed. See ``codex_cli.py`` for where the CLI comes
 from (skipped without it unless real clients are required, as in CI).
 """
@@ -51,6 +52,7 @@ The deploy checklist changed. Read it before going on.
 """
 REMINDER = "Monitored changes are pending."
 WAIT_S = 60.0
+CLOSED_QUIET_S = 4.0  # a wake comes within a second; this is four runs of the runner's retry
 
 
 def _texts(item: Mapping[str, Any]) -> str:
@@ -221,5 +223,30 @@ def test_a_change_wakes_the_idle_codex_tui_once(
             ).stdout
         )
         assert len(unread) == 1, unread  # delivered, not acknowledged: still unread
+        _wait_idle(tui)
+
+        # The TUI closes; Codex's daemon keeps the thread loaded and would run a queued
+        # turn unseen. Nothing is queued: the change waits for the hooks.
+        agentmonitors(project, env, "events", "ack", "--session", session["id"])
+        tui.close()
+        before = len(api.response_requests())
+        (project / "notes" / "deploy.txt").write_text("- tag the release\n- ship\n- 3\n", "utf-8")
+        deadline = time.monotonic() + WAIT_S
+        while not _listed(project, env, session["id"]):
+            assert time.monotonic() < deadline, "the change was never stored"
+            time.sleep(0.2)
+        time.sleep(CLOSED_QUIET_S)
+        assert len(api.response_requests()) == before, api.response_requests()[before:]
+        [pending] = _listed(project, env, session["id"])
+        assert pending["urgency"] == "normal", pending
     finally:
         tui.close()
+
+
+def _listed(project: Path, env: Mapping[str, str], session_id: str) -> list[dict[str, Any]]:
+    """The session's unread events."""
+    listed = agentmonitors(
+        project, env, "events", "list", "--session", session_id, "--unread", "--format", "json"
+    )
+    found: list[dict[str, Any]] = json.loads(listed.stdout)
+    return found
