@@ -293,6 +293,7 @@ class Daemon:
         if self.options.only_monitor is not None:
             return None
         waker = CodexWaker(self.delivery, self.options.workspace, self.options.socket_path)
+        self.runtime.after_tick.append(lambda definitions, result: waker.nudge())
         return asyncio.create_task(waker.run(self._stop))
 
     def check_store(self) -> bool:

@@ -68,15 +68,26 @@ class CodexWaker:
         self.home = codex_home(self.environ)
         self.path_cli = shutil.which(BINARY, path=self.environ.get("PATH"))
         self._tried: dict[str, tuple[tuple[str, ...], float]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._nudged = asyncio.Event()
+
+    def nudge(self) -> None:
+        """Look now rather than at the next poll (a tick stored events); any thread."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._nudged.set)
 
     async def run(self, stop: asyncio.Event) -> None:
+        self._loop = asyncio.get_running_loop()
         while not stop.is_set():
+            self._nudged.clear()
             try:
                 await self.wake_idle()
             except Exception:
                 log.warning("waking idle Codex threads failed", exc_info=True)
+            # The poll finds what time alone makes deliverable (a high event settling).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), POLL_S)
+                await asyncio.wait_for(self._nudged.wait(), POLL_S)
 
     async def wake_idle(self) -> int:
         """One pass; returns how many threads were woken."""
