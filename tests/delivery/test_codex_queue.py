@@ -11,13 +11,17 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from agentmonitors.daemon.codex_probe import _is_tui
+import pytest
+
+from agentmonitors.daemon import codex_wake
+from agentmonitors.daemon.codex_probe import ThreadState, _is_tui
 from agentmonitors.daemon.codex_wake import CodexWaker
 from agentmonitors.delivery.codex_queue_text import HEAD, TAG_PREFIX, queued_delivery_ids
 from agentmonitors.delivery.reserve_rendered import reserve_rendered
 from agentmonitors.delivery.transports.codex_queue import TRANSPORT, wake_key
 from agentmonitors.delivery.transports.health import Expected, Lead
 from agentmonitors.transports.hosts.codex import ADAPTER as CODEX
+from agentmonitors.workspace import enable_file_path
 
 from .conftest import World
 
@@ -168,3 +172,67 @@ def test_doctor_shows_the_wakes_of_codex_leads_and_expects_none() -> None:
     assert health.configured
     # Old by nature (written only when it wakes), but bound to another workspace.
     assert [problem["code"] for problem in health.problems] == ["workspace-mismatch"]
+
+
+class FakeCodex:
+    """Codex's side of a wake, as the runner sees it: the probe and ``codex queue``."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, tui: bool = True, rc: int = 0) -> None:
+        self.queued: list[tuple[str, str]] = []
+        self.rc = rc
+
+        async def state(home: str, thread: str) -> ThreadState:
+            return ThreadState(True, "/project")
+
+        async def queue(waker: CodexWaker, thread: str, text: str) -> bool:
+            self.queued.append((thread, text))
+            return self.rc == 0
+
+        monkeypatch.setattr(codex_wake, "thread_state", state)
+        monkeypatch.setattr(codex_wake, "tui_holds", lambda home, folder: tui)
+        monkeypatch.setattr(CodexWaker, "_queue", queue)
+
+
+def waker(world: World) -> CodexWaker:
+    return CodexWaker(world.service, world.workspace, SOCKET, {"CODEX_HOME": "/c", "PATH": ""})
+
+
+def test_the_runner_queues_once_and_waits_for_the_proof(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = codex_session(world)
+    world.emit("normal", "Docs changed", monitor="docs")
+    codex = FakeCodex(monkeypatch)
+    runner = waker(world)
+    assert asyncio.run(runner.wake_idle()) == 1
+    [(thread, text)] = codex.queued
+    assert thread == THREAD and text.startswith(HEAD)
+    # Sent and held for its proof: the next pass queues nothing more.
+    assert asyncio.run(runner.wake_idle()) == 0 and len(codex.queued) == 1
+    assert prompt_hook(world, text)["confirmedDeliveryIds"]
+    assert world.claimed_ids(session)
+
+
+def test_a_failed_queue_leaves_the_events_to_the_hooks(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = codex_session(world)
+    world.emit("normal", "Docs changed", monitor="docs")
+    FakeCodex(monkeypatch, rc=1)
+    assert asyncio.run(waker(world).wake_idle()) == 0
+    assert wake_key(world.service, session)
+    hook = reserve_rendered(world.service, THREAD, "turn-interruptible", socket_path=SOCKET)
+    assert "Monitored changes are pending" in hook["text"]
+
+
+def test_no_tui_or_live_off_queues_nothing(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    codex_session(world)
+    world.emit("normal", "Docs changed", monitor="docs")
+    codex = FakeCodex(monkeypatch, tui=False)
+    assert asyncio.run(waker(world).wake_idle()) == 0
+    codex = FakeCodex(monkeypatch)
+    enable = Path(enable_file_path(world.workspace))
+    enable.parent.mkdir(parents=True, exist_ok=True)
+    enable.write_text("---\nenabled: true\nlive: off\n---\n", encoding="utf-8")
+    assert asyncio.run(waker(world).wake_idle()) == 0
+    assert codex.queued == []
