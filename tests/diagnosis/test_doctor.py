@@ -72,7 +72,13 @@ BASE_ORDER = [
     "lead-session",
     "hook-command",
 ]
-TAIL_ORDER = ["transport:hook", "transport:channel", "transport:follow", "delivery-verdict"]
+TAIL_ORDER = [
+    "transport:hook",
+    "transport:channel",
+    "transport:follow",
+    "transport:codex-queue",
+    "delivery-verdict",
+]
 
 
 def doctor(run_cli: Run, *args: str) -> tuple[int, dict[str, Any]]:
@@ -87,7 +93,12 @@ def checks(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def assert_shape(report: dict[str, Any], monitor_ids: list[str]) -> None:
     assert [key for key in TOP_KEYS if key in report] == TOP_KEYS
     assert set(report["daemon"]) == {"running", "socketPath"}
-    assert [row["name"] for row in report["transports"]] == ["hook", "channel", "follow"]
+    assert [row["name"] for row in report["transports"]] == [
+        "hook",
+        "channel",
+        "follow",
+        "codex-queue",
+    ]
     for row in report["transports"]:
         assert set(row) >= TRANSPORT_KEYS
     names = [check["name"] for check in report["checks"]]
@@ -214,7 +225,7 @@ def test_daemon_up_answers_doctor_report_and_a_prompted_session_is_deliverable(
     assert report["deliveryWillReachThisSession"] == "hook"
     assert report["deliverable"] is True
     assert report["pipelineProblems"] == []
-    hook, channel, _follow = report["transports"]
+    hook, channel, _follow, _codex_queue = report["transports"]
     assert hook["configured"] and hook["running"] and hook["healthy"]
     assert hook["boundTo"]["workspacePath"] == project.ws
     assert hook["boundTo"]["hostSessionId"] == "host-doc"

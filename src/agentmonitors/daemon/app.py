@@ -14,6 +14,7 @@ from agentmonitors.catalog.definitions import Definitions
 from agentmonitors.clock import Clock, SystemClock, iso_from_ms
 from agentmonitors.daemon.boot import open_boot_session
 from agentmonitors.daemon.channels import channel_attached
+from agentmonitors.daemon.codex_wake import CodexWaker
 from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.daemon.db_lock import DatabaseLock
 from agentmonitors.daemon.method_table import method_table
@@ -66,6 +67,13 @@ def tick_summary(result: TickResult, *, verb: str) -> str | None:
     lines = [f"{head}, {len(errored)} errored:"]
     lines += [f"  {item['monitorId']}: {item['message']}" for item in errored]
     return "\n".join(lines)
+
+
+async def _cancelled(task: asyncio.Task[None] | None) -> None:
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 class Daemon:
@@ -227,6 +235,7 @@ class Daemon:
         self.out(f"AgentMon daemon listening on {self.options.socket_path}")
         self._hints = FileHintWatcher(self.hint)
         serving = asyncio.create_task(self.server.serve_forever())
+        waking = self._start_codex_wake()
         try:
             # Watch first, then reconcile every file monitor: a change made while no
             # daemon ran is found by the reconcile, one made from now on by the watch.
@@ -266,6 +275,7 @@ class Daemon:
         finally:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(signum)
+            await _cancelled(waking)
             await self._hints.close()
             await self.server.close()
             serving.cancel()
@@ -277,6 +287,14 @@ class Daemon:
             self.db.close()
             database_lock.release()
         return 0
+
+    def _start_codex_wake(self) -> asyncio.Task[None] | None:
+        """The codex-queue runner (daemon/codex_wake.py); not for verify's throwaway daemon."""
+        if self.options.only_monitor is not None:
+            return None
+        waker = CodexWaker(self.delivery, self.options.workspace, self.options.socket_path)
+        self.runtime.after_tick.append(lambda definitions, result: waker.nudge())
+        return asyncio.create_task(waker.run(self._stop))
 
     def check_store(self) -> bool:
         """Reopen the database when its file was deleted or replaced under the daemon

@@ -47,6 +47,11 @@ class ReservationRegistry:
             self._items[reservation_id] = Lease(decision, now + self.ttl_ms)
         return reservation_id
 
+    def get(self, reservation_id: str) -> Lease | None:
+        """A reservation, live or expired, left in place."""
+        with self._lock:
+            return self._items.get(reservation_id)
+
     def remove(self, reservation_id: str) -> Lease | None:
         """Remove a reservation, live or expired."""
         with self._lock:

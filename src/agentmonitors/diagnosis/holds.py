@@ -170,10 +170,12 @@ def _newer(entry: Mapping[str, Any], previous: Mapping[str, Any]) -> bool:
 def listener_phrase(found: Mapping[str, Any]) -> str:
     """``hook listening, no channel``-style summary of :func:`listeners`."""
     parts = []
-    for transport in (kind.name for kind in transports()):
+    for kind in transports():
+        transport = kind.name
         entry = found.get(transport)
         if entry is None:
-            parts.append(f"no {transport}")
+            if kind.named_when_absent:
+                parts.append(f"no {transport}")
         elif entry["listening"]:
             parts.append(f"{transport} listening (seen {entry['updatedAt']})")
         else:

@@ -45,6 +45,9 @@ class Transport(Protocol):
     """A fresh heartbeat keeps the daemon from idling out while no session is open."""
     decides_listening: bool
     """Counts in ``doctor``'s "which path delivers" summary (an additive one does not)."""
+    named_when_absent: bool
+    """``monitor explain`` says ``no <name>`` for a session it never served (a transport
+    for one host's sessions only is left out of the others' lines)."""
 
     def render(
         self, claim: Mapping[str, Any], socket_path: str, *, more_deferred: bool, cap: int
@@ -83,6 +86,7 @@ class BaseTransport:
     commits_on_proof: bool = False
     holds_daemon: bool = False
     decides_listening: bool = False
+    named_when_absent: bool = True
 
     def reply_meta(self, claim: Mapping[str, Any]) -> dict[str, str] | None:
         return None

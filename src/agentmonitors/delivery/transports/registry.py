@@ -26,6 +26,7 @@ BUNDLED_TRANSPORTS = (
     "agentmonitors.delivery.transports.hook",
     "agentmonitors.delivery.transports.channel",
     "agentmonitors.delivery.transports.follow",
+    "agentmonitors.delivery.transports.codex_queue",
 )
 """Each bundled transport's module, whose ``TRANSPORT`` is registered in this order."""
 

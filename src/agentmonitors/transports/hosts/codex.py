@@ -10,6 +10,10 @@ a payload of the same family: ``session_id`` (the thread), ``turn_id``, ``cwd``,
   model request whose new user message carries R; that request's own Stop then has
   ``stop_hook_active`` true, and nothing is injected, so a stop never loops.
 
+An idle thread is woken by the daemon with ``codex queue`` (the codex-queue transport,
+``delivery/transports/codex_queue.py``); the woken turn's UserPromptSubmit prompt is our
+text, whose tag proves that delivery instead of repeating it.
+
 ``hookSpecificOutput.additionalContext`` reaches the model at the other three events
 as a developer message. Codex has no SessionEnd: a Codex session goes dormant when it
 has been idle long enough (the daemon's idle sweep). Nothing to say is empty stdout;
@@ -19,6 +23,7 @@ built by one JSON encoder.
 
 from __future__ import annotations
 
+from agentmonitors.delivery.codex_queue_text import queued_delivery_ids
 from agentmonitors.delivery.host_capabilities import UNREACHABLE
 from agentmonitors.fastpath.jsonline import dumps
 from agentmonitors.transports.hosts.base import (
@@ -72,6 +77,11 @@ class Codex(HostAdapter):
             stop_guard=data.get("stop_hook_active") is True,
             turn_id=turn_id,
             source=source,
+            # A turn we woke with `codex queue` (its prompt is our text): the hook proves
+            # that delivery rather than delivering its events again.
+            channel_delivery_ids=queued_delivery_ids(data.get("prompt"))
+            if event == "UserPromptSubmit"
+            else (),
         )
 
     def continue_after_stop(self, event_name: str | None, text: str) -> str:
