@@ -34,9 +34,10 @@ ENABLE_FILE_NOTE = (
     "off for this project until `agentmonitors init --enable-only` turns it back on, and "
     "the next Claude Code session start writes the daemon's socket and db lines again.\n"
     ">\n"
-    "> Add `live: off` between the `---` lines to stop session start from offering live "
-    "updates (`agentmonitors events follow` in Claude Code's Monitor tool); `live: on`, the "
-    "default, offers them whenever a monitor is defined. Add `wake: high` to let only "
+    "> Add `live: off` between the `---` lines to turn live updates off: nothing wakes an "
+    "idle session (Claude Code's plugin follower and headless wake, Codex's queued turn) "
+    "and session start offers no `agentmonitors events follow`; the hooks still deliver at "
+    "each prompt. `live: on`, the default, keeps them on. Add `wake: high` to let only "
     "high-urgency changes wake an idle session (`wake: all`, the default, wakes it for "
     "every change; the hooks still deliver the rest)."
 )
