@@ -236,3 +236,20 @@ def test_no_tui_or_live_off_queues_nothing(world: World, monkeypatch: pytest.Mon
     enable.write_text("---\nenabled: true\nlive: off\n---\n", encoding="utf-8")
     assert asyncio.run(waker(world).wake_idle()) == 0
     assert codex.queued == []
+
+
+def test_wake_high_leaves_a_normal_change_to_the_next_prompt(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = codex_session(world)
+    world.emit("normal", "Docs changed", monitor="docs")
+    codex = FakeCodex(monkeypatch)
+    enable = Path(enable_file_path(world.workspace))
+    enable.parent.mkdir(parents=True, exist_ok=True)
+    enable.write_text("---\nenabled: true\nwake: high\n---\n", encoding="utf-8")
+    assert asyncio.run(waker(world).wake_idle()) == 0
+    assert codex.queued == []
+    # Still the next prompt's to deliver.
+    hook = reserve_rendered(world.service, THREAD, "turn-interruptible", socket_path=SOCKET)
+    assert "Monitored changes are pending" in hook["text"]
+    assert not world.claimed_ids(session)

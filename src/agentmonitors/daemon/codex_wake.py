@@ -35,7 +35,7 @@ from agentmonitors.delivery.transports.codex_queue import TRANSPORT, wake_key
 from agentmonitors.delivery.transports.health import same_path
 from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.paths import neutral_cwd
-from agentmonitors.workspace import live_setting, read_local_state
+from agentmonitors.workspace import WAKE_ALL, live_setting, read_local_state, wake_setting
 
 if TYPE_CHECKING:
     from agentmonitors.delivery.service import DeliveryService
@@ -96,11 +96,14 @@ class CodexWaker:
             for session in self.service.list_sessions()
             if TRANSPORT.serves(session) and same_path(session.get("workspacePath"), self.workspace)
         ]
-        if not leads or live_setting(read_local_state(self.workspace).live) is False:
+        state = read_local_state(self.workspace)
+        if not leads or live_setting(state.live) is False:
             return 0
+        # ``wake: high`` leaves the normal reminder to the next prompt's hook.
+        normal_wakes = "normal" in (wake_setting(state.wake) or WAKE_ALL)
         woken = 0
         for session in leads:
-            pending = wake_key(self.service, session["id"])
+            pending = wake_key(self.service, session["id"], normal_wakes=normal_wakes)
             if not pending:
                 self._tried.pop(session["id"], None)
                 continue

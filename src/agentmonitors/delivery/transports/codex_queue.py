@@ -110,16 +110,19 @@ class CodexQueueTransport(BaseTransport):
         return health
 
 
-def wake_key(service: DeliveryService, session_id: str) -> tuple[str, ...]:
+def wake_key(
+    service: DeliveryService, session_id: str, *, normal_wakes: bool = True
+) -> tuple[str, ...]:
     """What the next prompt would surface for the session (settled high events, the
-    normal reminder when due), as a key that changes when that does; () for nothing."""
+    normal reminder when due and ``normal_wakes``: the enable file's ``wake:`` lets it),
+    as a key that changes when that does; () for nothing."""
     with service.db.read() as conn:
         if sessions.get_session(conn, session_id)["role"] != "lead":
             return ()
         leased = service.reservations.leased(session_id)
         view = SessionView.read(conn, session_id, leased, service.clock.now_ms())
     high = tuple(row.id for row in view.settled_high())
-    if not view.reminder_due("normal"):
+    if not normal_wakes or not view.reminder_due("normal"):
         return high
     return high + tuple(row.id for row in view.claimable("normal"))
 
