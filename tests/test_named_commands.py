@@ -117,7 +117,8 @@ def in_text(text: str, where: str, *, prose: bool = True) -> Iterator[Mention]:
     if not prose:
         return
     rest = re.sub(r"`[^`]+`", lambda m: " " * len(m.group(0)), text)
-    for found in re.finditer(rf"(?<![\w/.-]){PROGRAM}(?![\w-]|\.\w)", rest):
+    # Not before ``:x``: ``agentmonitors:silence`` is a name (an object key), not a command.
+    for found in re.finditer(rf"(?<![\w/.-]){PROGRAM}(?![\w-]|\.\w|:\S)", rest):
         after = rest[found.end() :]
         end = PROSE_END.search(after)
         # Quoted as a shell would read it: a message quotes a path (`--socket '/a b'`).
@@ -355,6 +356,7 @@ def test_a_missing_command_or_option_is_reported(text: str, problem: str) -> Non
         "pipx inject agentmonitors <package>, or uv tool install agentmonitors --with <package>",
         "`command -v agentmonitors >/dev/null 2>&1 && true`",
         "agentmonitors channel: monitoring is disabled",
+        "agentmonitors:silence",
     ],
 )
 def test_prose_about_the_program_is_not_a_command(text: str) -> None:
@@ -364,8 +366,14 @@ def test_prose_about_the_program_is_not_a_command(text: str) -> None:
 def test_the_fast_hook_commands_are_the_ones_checked_here() -> None:
     """cli/main.py bypasses click for these; a new one needs its parser checked above.
     ``session start`` and ``session end`` take no options, in click as on the fast path,
-    so their click mirrors already judge every option a text names."""
-    assert set(entry._FAST) == {("hook", "deliver"), ("session", "start"), ("session", "end")}
+    so their click mirrors already judge every option a text names; ``hook rewake``'s
+    table is held to its click mirror by tests/fastpath/test_argv.py."""
+    assert set(entry._FAST) == {
+        ("hook", "deliver"),
+        ("hook", "rewake"),
+        ("session", "start"),
+        ("session", "end"),
+    }
     deliver = cli.get_command(click.Context(cli), "hook")
     assert isinstance(deliver, click.Group)
     mirror = deliver.get_command(click.Context(deliver), "deliver")

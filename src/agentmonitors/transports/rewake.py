@@ -70,7 +70,7 @@ honoured); a host that ignores them says "Stop hook feedback" and "Stop hook blo
 error from command ...", and this line still tells the model what it reads."""
 REWAKE_SUMMARY = "AgentMon live update"
 """``rewakeSummary`` in ``hooks/hooks.json``: the task notification's one-line label."""
-REWAKE_MESSAGE = "agentmonitors woke this idle session."
+REWAKE_MESSAGE = "AgentMon woke this idle session."
 """``rewakeMessage`` in ``hooks/hooks.json``: shown before the stderr."""
 FOLLOW = "follow"
 """The transport this reserves through, and whose heartbeat means a follower runs."""
