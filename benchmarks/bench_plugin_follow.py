@@ -30,8 +30,9 @@ from pathlib import Path
 
 from _daemon import BenchDaemon, percentile
 
+from agentmonitors.transports.follow_pace import host_accepts
+
 HOST = "5e0c3b7e-bench-plugin-follow"
-HOST_BURST, HOST_REFILL_S = 10, 2.0
 BURST = 100
 
 
@@ -72,17 +73,6 @@ class Follower:
     def close(self) -> None:
         self.process.terminate()
         self.process.wait(10)
-
-
-def host_accepts(times: list[float]) -> bool:
-    tokens, at = float(HOST_BURST), times[0] if times else 0.0
-    for moment in times:
-        tokens = min(float(HOST_BURST), tokens + (moment - at) / HOST_REFILL_S)
-        at = moment
-        if tokens < 1.0:
-            return False
-        tokens -= 1.0
-    return True
 
 
 def ack_each_line(

@@ -11,7 +11,7 @@ import io
 from typing import Any
 
 from agentmonitors.transports.follow import MAX_PARTS, Follower
-from agentmonitors.transports.follow_pace import HOST_BURST, HOST_REFILL_S, Pace
+from agentmonitors.transports.follow_pace import HOST_BURST, HOST_REFILL_S, Pace, host_accepts
 
 
 class Clock:
@@ -51,18 +51,6 @@ class Burst:
             self.pending.insert(0, self.leased.pop(params["reservationId"]))
             return {}
         raise AssertionError(method)
-
-
-def host_accepts(times: list[float]) -> bool:
-    """Whether Claude Code's bucket (10, one per 2 s) takes a line at each of ``times``."""
-    tokens, at = float(HOST_BURST), times[0] if times else 0.0
-    for moment in times:
-        tokens = min(float(HOST_BURST), tokens + (moment - at) / HOST_REFILL_S)
-        at = moment
-        if tokens < 1.0:
-            return False
-        tokens -= 1.0
-    return True
 
 
 def test_a_burst_of_100_deliveries_stays_within_the_host_limit_and_loses_nothing() -> None:

@@ -57,3 +57,16 @@ class Pace:
         """Seconds until the next line may be written (0 when it may now)."""
         missing = 1.0 - self._refill()
         return max(0.0, missing * self.refill_s)
+
+
+def host_accepts(times: list[float]) -> bool:
+    """Whether the host's bucket (``HOST_BURST``, one more per ``HOST_REFILL_S``) takes a
+    line at each of ``times`` (seconds, in order): what the benchmark and the tests hold
+    the follower's lines to."""
+    moment = [times[0] if times else 0.0]
+    host = Pace(HOST_BURST, HOST_REFILL_S, clock=lambda: moment[0])
+    for moment[0] in times:
+        if not host.ready():
+            return False
+        host.spend()
+    return True
