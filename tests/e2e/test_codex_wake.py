@@ -52,6 +52,8 @@ The deploy checklist changed. Read it before going on.
 """
 REMINDER = "Monitored changes are pending."
 WAIT_S = 60.0
+# The first start in a fresh CODEX_HOME copies ~400 MB before the TUI takes a prompt.
+FIRST_PROMPT_WAIT_S = 180.0
 CLOSED_QUIET_S = 4.0  # a wake comes within a second; this is four runs of the runner's retry
 
 
@@ -121,6 +123,23 @@ def _requests_after(api: FakeResponsesApi, count: int, what: str) -> list[Logged
     return api.response_requests()[count:]
 
 
+def _first_prompt(tui: Tui, api: FakeResponsesApi, prompt: str) -> None:
+    """Type the first prompt until Codex sends it. A first start in a fresh CODEX_HOME
+    copies its binaries and connects to its daemon while the composer already shows, and
+    on a loaded machine an Enter pressed then is lost: pressing it again on an empty
+    composer does nothing, so it is pressed until a request arrives."""
+    tui.type(prompt)
+    deadline = time.monotonic() + FIRST_PROMPT_WAIT_S
+    pressed = time.monotonic()
+    while not api.response_requests():
+        if time.monotonic() > deadline:
+            pytest.fail(f"no model request for the typed prompt:\n{tui.screen()}")
+        if time.monotonic() - pressed > 10:
+            tui.tmux("send-keys", "Enter")
+            pressed = time.monotonic()
+        time.sleep(0.2)
+
+
 def _wait_idle(tui: Tui) -> None:
     """The turn answered and the prompt is back (its Stop hook has run by then)."""
     tui.wait_for("Worked for")
@@ -180,8 +199,7 @@ def test_a_change_wakes_the_idle_codex_tui_once(
     tui = Tui(tmp_path / "tmux.sock", codex, project, env)
     try:
         tui.wait_for("Ask Codex")
-        tui.type("hello")
-        _requests_after(api, 0, "for the typed prompt")
+        _first_prompt(tui, api, "hello")
         _wait_idle(tui)
         [session] = [s for s in sessions(project, env) if s["adapter"] == "codex"]
 
