@@ -220,6 +220,7 @@ class LocalState:
         "last_boot_failure_at",
         "live",
         "reap_after_ms",
+        "retention",
         "socket",
         "wake",
     )
@@ -233,6 +234,7 @@ class LocalState:
         last_boot_failure_at: str | None = None,
         live: str | None = None,
         wake: str | None = None,
+        retention: str | None = None,
     ) -> None:
         self.enabled = enabled
         self.socket = socket
@@ -243,10 +245,12 @@ class LocalState:
         """The ``live:`` value as the user wrote it (None when absent); see :func:`live_setting`."""
         self.wake = wake
         """The ``wake:`` value as the user wrote it (None when absent); see :func:`wake_setting`."""
+        self.retention = retention
+        """The ``retention:`` value as written (None when absent); see ``store/retention.py``."""
 
     def _fields(
         self,
-    ) -> tuple[bool, str | None, str | None, int, str | None, str | None, str | None]:
+    ) -> tuple[bool, str | None, str | None, int, str | None, str | None, str | None, str | None]:
         return (
             self.enabled,
             self.socket,
@@ -255,6 +259,7 @@ class LocalState:
             self.last_boot_failure_at,
             self.live,
             self.wake,
+            self.retention,
         )
 
     def _replace(self, **changes: object) -> LocalState:
@@ -277,7 +282,7 @@ class LocalState:
             f"LocalState(enabled={self.enabled!r}, socket={self.socket!r}, db={self.db!r}, "
             f"reap_after_ms={self.reap_after_ms!r}, "
             f"last_boot_failure_at={self.last_boot_failure_at!r}, live={self.live!r}, "
-            f"wake={self.wake!r})"
+            f"wake={self.wake!r}, retention={self.retention!r})"
         )
 
 
@@ -318,6 +323,7 @@ def read_local_state(workspace: str) -> LocalState:
         last_boot_failure_at=failure if isinstance(failure, str) and failure else None,
         live=_as_written(data.get("live")),
         wake=_as_written(data.get("wake")),
+        retention=_as_written(data.get("retention")),
     )
 
 
@@ -379,6 +385,8 @@ def render_local_state(state: LocalState) -> str:
         lines.append(f"live: {state.live}")
     if state.wake is not None:
         lines.append(f"wake: {state.wake}")
+    if state.retention is not None:
+        lines.append(f"retention: {state.retention}")
     lines += ["---", "", ENABLE_FILE_NOTE, ""]
     return "\n".join(lines)
 
@@ -457,6 +465,7 @@ def enable_workspace(workspace: str) -> str:
         reap_after_ms=current.reap_after_ms,
         live=current.live,
         wake=current.wake,
+        retention=current.retention,
     )
     write_private_file(path, render_local_state(kept))
     return "updated"

@@ -71,6 +71,7 @@ BASE_ORDER = [
     "daemon-reachable",
     "lead-session",
     "hook-command",
+    "database",
 ]
 TAIL_ORDER = [
     "transport:hook",

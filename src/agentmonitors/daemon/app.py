@@ -18,6 +18,7 @@ from agentmonitors.daemon.codex_wake import CodexWaker
 from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.daemon.db_lock import DatabaseLock
 from agentmonitors.daemon.method_table import method_table
+from agentmonitors.daemon.retention import RetentionRunner
 from agentmonitors.daemon.server import DaemonServer, RequestError
 from agentmonitors.daemon.store_reopen import reopen_store
 from agentmonitors.delivery.service import DeliveryService
@@ -111,6 +112,10 @@ class Daemon:
             lambda definitions, result: self.delivery.refresh_all(options.workspace)
         )
         self.started_at_ms = self.clock.now_ms()
+        # Pruning rides on the ticks (daemon/retention.py); verify's daemon keeps all.
+        self.retention = RetentionRunner(self.db, options.workspace, self.clock, out)
+        if options.only_monitor is None:
+            self.runtime.after_tick.append(self.retention.after_tick)
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._hinted: set[str] = set()
@@ -284,6 +289,7 @@ class Daemon:
             if self._refresh_handle is not None:
                 self._refresh_handle.cancel()
             self._flush_refreshes()
+            self.retention.close()
             self.db.close()
             database_lock.release()
         return 0

@@ -144,12 +144,29 @@ class DaemonLog:
         window_s: float = REPEAT_WINDOW_S,
         now: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._write_out = write_out
-        self._write_err = write_err
+        self._write_out = self._unless_full(write_out)
+        self._write_err = self._unless_full(write_err)
+        self.dropped = 0
+        """Lines lost to a full disk since the last one written (docs/durability.md)."""
         self.file = file
         self._window_s = window_s
         self._now = now
         self._repeats: dict[tuple[str, int, str, str], _Repeat] = {}
+
+    def _unless_full(self, write: Callable[[str], None]) -> Callable[[str], None]:
+        """``write``, dropping the text when the disk is full rather than stopping the
+        daemon; the next line that fits says how many were lost."""
+
+        def written(text: str) -> None:
+            try:
+                if self.dropped:
+                    write(f"… {self.dropped} log write(s) lost: the disk was full\n")
+                    self.dropped = 0
+                write(text)
+            except OSError:
+                self.dropped += 1
+
+        return written
 
     def out(self, line: str) -> None:
         """One of the daemon's own lines (listening, emitted, stopping)."""

@@ -18,6 +18,7 @@ from agentmonitors.daemon.holds_method import pacing_method
 from agentmonitors.daemon.server import Method, RequestError, params
 from agentmonitors.daemon.watch_methods import watch_methods
 from agentmonitors.store import queries
+from agentmonitors.store.health import database_facts
 
 if TYPE_CHECKING:
     from agentmonitors.daemon.app import Daemon
@@ -111,7 +112,12 @@ class _OwnMethods:
             "workspacePath": daemon.options.workspace,
             "uptimeMs": daemon.clock.now_ms() - daemon.started_at_ms,
             "fileEvents": daemon.file_events_status(),
-            "database": {"path": daemon.options.db_path, "reopened": daemon.store_reopened},
+            "database": {
+                "path": daemon.options.db_path,
+                "reopened": daemon.store_reopened,
+                **database_facts(daemon.db, daemon.options.db_path),
+                "retention": daemon.retention.status(),
+            },
         }
 
     async def history(self, request: dict[str, Any]) -> Any:

@@ -22,6 +22,7 @@ from agentmonitors.catalog.definitions import DefinitionCache, Definitions
 from agentmonitors.clock import iso_from_ms
 from agentmonitors.delivery.transports.registry import transports as registered_transports
 from agentmonitors.diagnosis.doctor_command import hook_command_check
+from agentmonitors.diagnosis.doctor_database import database_check
 from agentmonitors.diagnosis.doctor_monitors import MonitorReading, read_monitors
 from agentmonitors.diagnosis.doctor_transports import (
     BLOCKING,
@@ -338,6 +339,8 @@ def build_report(
     watches = sum(watch_session(monitor_id) is not None for monitor_id in ids)
     checks = [_project_check(ctx.workspace), *_folder_checks(ctx, definitions, watches)]
     checks += [_daemon_check(ctx, leads), _lead_check(ctx, leads), hook_command_check()]
+    store_check, store_facts = database_check(db, ctx.workspace, ctx.db_path)
+    checks.append(store_check)
     checks += host_checks(leads)
     readings = _readings(db, registry, watched, ctx)
     checks += [reading.check for reading in readings]
@@ -378,10 +381,16 @@ def build_report(
         "monitors": [{**reading.row, "lines": reading.lines} for reading in readings],
         "summary": summary,
     }
+    if store_facts is not None:
+        report["database"] = {"path": ctx.db_path, **store_facts}
     if ctx.store_problem is not None:
         report["database"] = {"path": ctx.db_path, "problem": ctx.store_problem}
     if ctx.store_reopened:
-        report["database"] = {"path": ctx.db_path, "reopened": dict(ctx.store_reopened)}
+        report["database"] = {
+            **report.get("database", {}),
+            "path": ctx.db_path,
+            "reopened": dict(ctx.store_reopened),
+        }
     return report
 
 

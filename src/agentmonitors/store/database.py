@@ -7,6 +7,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 from agentmonitors.fastpath.lazy_logging import get_logger
@@ -17,6 +18,11 @@ from agentmonitors.store.schema import SCHEMA_VERSION, migrate
 log = get_logger("agentmonitors.store")
 
 BUSY_TIMEOUT_MS = 5000
+# The write-ahead log is cut back to this after a checkpoint, so one large transaction
+# does not leave a large file behind for good (docs/durability.md).
+WAL_SIZE_LIMIT = 4 * 1024 * 1024
+# Below this much free space a failed write is a full disk, not some other I/O error.
+_FULL_BELOW_BYTES = 1024 * 1024
 _SIDECARS = ("", "-wal", "-shm", "-journal")
 _WAL_FILES = ("-wal", "-shm")
 _tightened: set[str] = set()
@@ -29,6 +35,45 @@ class StoreError(Exception):
 
 class StoreBusyError(StoreError):
     """Another process held the database past the busy timeout."""
+
+
+class StoreFullError(StoreError):
+    """The disk (or the process's file size limit) has no room for the write."""
+
+
+def _no_room(db_path: str) -> bool:
+    """Whether the database's file system, or this process's file size limit, is full."""
+    if is_memory(db_path):
+        return False
+    try:
+        info = os.statvfs(os.path.dirname(os.path.abspath(db_path)))
+    except OSError:
+        return False
+    if info.f_bavail * info.f_frsize < _FULL_BELOW_BYTES:
+        return True
+    # Lazy: only a failed write needs it, and the hook path never imports resource.
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit == resource.RLIM_INFINITY:
+        return False
+    for suffix in ("", "-wal", "-journal"):
+        with contextlib.suppress(OSError):
+            if os.path.getsize(db_path + suffix) + 65_536 >= limit:
+                return True
+    return limit < 65_536
+
+
+def is_full(error: sqlite3.Error, db_path: str) -> bool:
+    """SQLITE_FULL, or a failed write on a file system (or size limit) with no room.
+
+    SQLite reports ENOSPC as SQLITE_FULL but a write refused by the file size limit
+    (EFBIG) as a plain I/O error; the room left tells the two apart.
+    """
+    code = getattr(error, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_FULL:
+        return True
+    return isinstance(code, int) and code & 0xFF == sqlite3.SQLITE_IOERR and _no_room(db_path)
 
 
 def _warn_once(message: str) -> None:
@@ -84,6 +129,11 @@ def is_memory(db_path: str) -> bool:
 
 def _translate(error: sqlite3.Error, db_path: str, waited_ms: int) -> StoreError:
     text = str(error)
+    if is_full(error, db_path):
+        return StoreFullError(
+            f"disk full: database {db_path} cannot be written ({text}); nothing stored is"
+            " lost, and writing resumes once space is freed"
+        )
     if "locked" in text or "busy" in text:
         return StoreBusyError(
             f"database {db_path} is locked by another process "
@@ -105,6 +155,9 @@ class Database:
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
+        self.full_since_ms: int | None = None
+        """Wall time (ms) of the first write that found no room, until one succeeds."""
+        self.full_error: str | None = None
         try:
             self.conn = self._open()
         except sqlite3.Error as error:
@@ -193,6 +246,7 @@ class Database:
             if not is_memory(self.path):
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
             conn.execute("PRAGMA foreign_keys = ON")
             # Only a database behind our schema needs the write lock to migrate, so
             # opening never waits on a busy daemon when there is nothing to do.
@@ -212,10 +266,14 @@ class Database:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # A COMMIT that failed (a full disk) can leave the transaction open;
+                # the next BEGIN would then fail forever.
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -224,7 +282,16 @@ class Database:
             with self._transaction(self.conn) as conn:
                 yield conn
         except sqlite3.Error as error:
-            raise _translate(error, self.path, self.busy_timeout_ms) from error
+            translated = _translate(error, self.path, self.busy_timeout_ms)
+            if isinstance(translated, StoreFullError):
+                if self.full_since_ms is None:
+                    self.full_since_ms = time.time_ns() // 1_000_000
+                    log.warning("%s", translated)
+                self.full_error = str(error)
+            raise translated from error
+        if self.full_since_ms is not None:
+            log.warning("the database %s is written again: the disk has room", self.path)
+            self.full_since_ms = self.full_error = None
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

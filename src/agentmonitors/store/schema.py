@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _TABLES = (
     """CREATE TABLE IF NOT EXISTS inbox_items (
@@ -253,6 +253,26 @@ def _version_4(conn: sqlite3.Connection) -> None:
     )
 
 
+def _version_5(conn: sqlite3.Connection) -> None:
+    """Indexes in time over the tables that grow with every change.
+
+    Retention (``store/retention.py``) walks what is older than its age in small
+    batches; these let each batch start where the last one stopped instead of scanning
+    the table.
+    """
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS idx_monitor_events_created ON monitor_events (created_at, id)"
+    )
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS idx_observation_history_created"
+        " ON observation_history (created_at, id)"
+    )
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS idx_monitor_snapshots_created"
+        " ON monitor_snapshots (created_at, id)"
+    )
+
+
 def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
     """Bring the schema to ``SCHEMA_VERSION``; the caller holds a write transaction."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -274,4 +294,6 @@ def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
         _version_3(conn)
     if version < 4:
         _version_4(conn)
+    if version < 5:
+        _version_5(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

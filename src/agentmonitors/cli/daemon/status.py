@@ -62,8 +62,35 @@ def status(socket: str | None, workspace: str | None, output_format: str) -> int
             f" reopened at {reopened.get('at')} ({reopened.get('sessionsKept', 0)} session(s)"
             " carried over, events stored before are gone)"
         )
+    lines += _database_lines(database)
     click.echo("\n".join(lines))
     return 0
+
+
+def _database_lines(database: object) -> list[str]:
+    """Size, oldest event, retention and a full disk, as a running daemon reports them."""
+    if not isinstance(database, dict) or "sizeBytes" not in database:
+        return []
+    # Lazy: only a running daemon's report has these facts (tests/test_imports.py).
+    from agentmonitors.store.health import human_bytes
+
+    line = (
+        f"Database size: {human_bytes(int(database['sizeBytes']))}"
+        f" (+ {human_bytes(int(database.get('walBytes') or 0))} write-ahead log),"
+        f" oldest event {database.get('oldestEventAt') or 'none'}"
+    )
+    retention = database.get("retention")
+    if isinstance(retention, dict):
+        keep = int(retention.get("keepMs") or 0)
+        line += f", keeps what is done with {human_duration(keep) if keep > 0 else 'forever'}"
+    lines = [line]
+    full = database.get("diskFull")
+    if isinstance(full, dict):
+        lines.append(
+            f"Database: disk full since {full.get('since')}: writes fail ({full.get('error')});"
+            " nothing stored is lost, and writing resumes once space is freed"
+        )
+    return lines
 
 
 def _offline_counts(db_path: str) -> dict[str, int]:
