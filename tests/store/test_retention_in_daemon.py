@@ -141,3 +141,6 @@ def test_the_age_is_the_enable_files_retention_and_off_keeps_everything(
     pass_after_tick(project)
     problem = status(project)["retention"]["problem"]
     assert "retention: 'soon'" in problem and str(enable) in problem
+    code, text, err = project.hook(["daemon", "status"], {})
+    assert code == 0, err
+    assert f"Retention: {problem}" in text

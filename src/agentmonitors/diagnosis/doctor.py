@@ -339,7 +339,7 @@ def build_report(
     watches = sum(watch_session(monitor_id) is not None for monitor_id in ids)
     checks = [_project_check(ctx.workspace), *_folder_checks(ctx, definitions, watches)]
     checks += [_daemon_check(ctx, leads), _lead_check(ctx, leads), hook_command_check()]
-    store_check, store_facts = database_check(db, ctx.workspace, ctx.db_path)
+    store_check, store_facts = database_check(db, ctx.workspace, ctx.db_path, ctx.store_problem)
     checks.append(store_check)
     checks += host_checks(leads)
     readings = _readings(db, registry, watched, ctx)

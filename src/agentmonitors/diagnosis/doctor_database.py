@@ -11,6 +11,14 @@ from agentmonitors.store.health import database_facts, human_bytes, quick_check
 from agentmonitors.store.retention import retention_setting
 from agentmonitors.workspace import enable_file_path, read_local_state
 
+_MOVE_ASIDE = (
+    "stop the daemon, move {db_path} aside; the next Claude Code session here starts a fresh one"
+)
+
+
+def _check(status: str, detail: str, remediation: str | None = None) -> dict[str, Any]:
+    return {"name": "database", "status": status, "detail": detail, "remediation": remediation}
+
 
 def _retention(workspace: str) -> tuple[str, str | None]:
     """What the retention setting keeps, and why it is not understood (None when it is)."""
@@ -25,20 +33,17 @@ def _retention(workspace: str) -> tuple[str, str | None]:
 
 
 def database_check(
-    db: Database | None, workspace: str, db_path: str | None
+    db: Database | None, workspace: str, db_path: str | None, problem: str | None = None
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``database`` check and the facts the report carries under ``database``."""
+    if problem is not None:
+        detail = f"cannot read the database {db_path}: {problem}"
+        return _check("fail", detail, _MOVE_ASIDE.format(db_path=db_path)), None
     if db is None or db_path is None:
-        check = {
-            "name": "database",
-            "status": "skip",
-            "detail": "no database yet: the first session or daemon here creates it",
-            "remediation": None,
-        }
-        return check, None
+        return _check("skip", "no database yet: the first session or daemon here creates it"), None
     facts = database_facts(db, db_path)
     facts["quickCheck"] = quick_check(db)
-    keeps, problem = _retention(workspace)
+    keeps, unclear = _retention(workspace)
     facts["retention"] = keeps
     detail = (
         f"{db_path}: {human_bytes(facts['sizeBytes'])}"
@@ -47,8 +52,8 @@ def database_check(
         f" quick_check {facts['quickCheck']}"
     )
     status, remediation = "pass", None
-    if problem is not None:
-        detail += f"; advisory: {problem}"
+    if unclear is not None:
+        detail += f"; advisory: {unclear}"
     full = facts["diskFull"]
     if full is not None:
         status = "fail"
@@ -59,9 +64,5 @@ def database_check(
         remediation = f"free space on the disk that holds {db_path}"
     elif facts["quickCheck"] != "ok":
         status = "fail"
-        remediation = (
-            f"stop the daemon, move {db_path} aside; the next Claude Code session here"
-            " starts a fresh one"
-        )
-    check = {"name": "database", "status": status, "detail": detail, "remediation": remediation}
-    return check, facts
+        remediation = _MOVE_ASIDE.format(db_path=db_path)
+    return _check(status, detail, remediation), facts

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 from agentmonitors.store.database import Database
 
-BATCH_ROWS = 200
+BATCH_ROWS = 50
 
 DEFAULT_RETENTION_MS = 7 * 86_400_000
 """How long acknowledged events and ended sessions are kept (``retention:``)."""
@@ -108,29 +108,26 @@ class Pruner:
         if row is None:
             return 0
         session_id = str(row[0])
-        gone = self._count(
-            "session_event_state",
-            conn.execute(
-                "DELETE FROM session_event_state WHERE rowid IN (SELECT rowid FROM"
-                " session_event_state WHERE session_id = ? LIMIT ?)",
-                (session_id, self.batch),
-            ).rowcount,
-        )
-        if gone >= self.batch:
-            return gone  # the rest of its rows in the next step
+        # Its projections, then its diff cursors (each holds a whole version of its
+        # object), a batch per step; the rest in the next.
+        for table in ("session_event_state", "session_object_cursor"):
+            gone = self._count(
+                table,
+                conn.execute(
+                    f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table}"
+                    " WHERE session_id = ? LIMIT ?)",
+                    (session_id, self.batch),
+                ).rowcount,
+            )
+            if gone:
+                return gone
         watches = [
             str(found[0])
             for found in conn.execute(
                 "SELECT id FROM ephemeral_monitors WHERE session_id = ?", (session_id,)
             )
         ]
-        gone += self._drop_watches(conn, watches)
-        gone += self._count(
-            "session_object_cursor",
-            conn.execute(
-                "DELETE FROM session_object_cursor WHERE session_id = ?", (session_id,)
-            ).rowcount,
-        )
+        gone = self._drop_watches(conn, watches)
         return gone + self._count(
             "agent_sessions",
             conn.execute("DELETE FROM agent_sessions WHERE id = ?", (session_id,)).rowcount,

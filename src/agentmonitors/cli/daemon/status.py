@@ -84,6 +84,8 @@ def _database_lines(database: object) -> list[str]:
         keep = int(retention.get("keepMs") or 0)
         line += f", keeps what is done with {human_duration(keep) if keep > 0 else 'forever'}"
     lines = [line]
+    if isinstance(retention, dict) and retention.get("problem"):
+        lines.append(f"Retention: {retention['problem']}")
     full = database.get("diskFull")
     if isinstance(full, dict):
         lines.append(
