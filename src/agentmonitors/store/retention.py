@@ -9,7 +9,10 @@ What goes, once older than the age (docs/durability.md, "Retention"):
   of each object: they are the base of the next diff and what silence is measured from;
 * **observation history**, except each monitor's newest row and its first successful
   one (the baseline silence is measured from when it never changed);
-* **reaped watches** of sessions still kept, and legacy inbox rows that are done.
+* **reaped watches** of sessions still kept.
+
+The compatible ``inbox_items`` table is left as it is: nothing here writes it, and its
+states are the other tool's (docs/compatibility.md).
 
 An unacknowledged event of a session that is still kept is never removed, however old.
 Each :meth:`Pruner.step` is one short write transaction of at most ``batch`` rows, so a
@@ -58,7 +61,7 @@ def _marks(values: Sequence[object]) -> str:
 class Pruner:
     """One pass over the store, removing what is older than ``cutoff_s``."""
 
-    PHASES = ("sessions", "events", "snapshots", "history", "watches", "inbox")
+    PHASES = ("sessions", "events", "snapshots", "history", "watches")
 
     def __init__(self, db: Database, cutoff_s: int, *, batch: int = BATCH_ROWS) -> None:
         self.db = db
@@ -264,16 +267,6 @@ class Pruner:
             )
         ]
         return self._drop_watches(conn, watch_ids)
-
-    def _inbox(self, conn: sqlite3.Connection) -> int:
-        return self._count(
-            "inbox_items",
-            conn.execute(
-                "DELETE FROM inbox_items WHERE rowid IN (SELECT rowid FROM inbox_items"
-                " WHERE state IN ('acked', 'completed') AND updated_at < ? LIMIT ?)",
-                (self.cutoff_s, self.batch),
-            ).rowcount,
-        )
 
 
 def oldest_kept(db: Database) -> int | None:

@@ -271,6 +271,10 @@ def _version_5(conn: sqlite3.Connection) -> None:
         "CREATE INDEX IF NOT EXISTS idx_monitor_snapshots_created"
         " ON monitor_snapshots (created_at, id)"
     )
+    # A pruned event's snapshot is found by its event, not by a scan of every version.
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS idx_monitor_snapshots_event ON monitor_snapshots (event_id)"
+    )
 
 
 def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
