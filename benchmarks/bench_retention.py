@@ -1,7 +1,7 @@
 """The database's size under weeks of churn, with retention pruning it.
 
 Run: .venv/bin/python benchmarks/bench_retention.py [--days 21] [--every-s 60]
-     [--keep-days 7]            (CI: --days 3 --keep-days 1)
+     [--keep-days 7] [--files 50]   (CI: --days 3 --keep-days 1 --every-s 600 --files 2)
 
 On a real database file, through the real write paths (``materialize`` with its
 projection, ``add_history``, the delivery service's open, acknowledge and close), with
@@ -77,8 +77,10 @@ def _rows(db: Database) -> dict[str, int]:
 class Churn:
     """The simulated project: its changes, sessions, acknowledgements and passes."""
 
-    def __init__(self, db: Database, clock: ManualClock, every_s: int, keep_days: int) -> None:
-        self.db, self.clock = db, clock
+    def __init__(
+        self, db: Database, clock: ManualClock, every_s: int, keep_days: int, files: int
+    ) -> None:
+        self.db, self.clock, self.files = db, clock, files
         self.every_ms, self.keep_ms = every_s * 1000, keep_days * DAY_MS
         self.monitors = [_monitor(index) for index in range(MONITORS)]
         self.service = DeliveryService(db, clock)
@@ -99,7 +101,7 @@ class Churn:
         observation = Observation(
             title=f"change {self.changes}",
             snapshot_text=f"{self.changes}\n{SNAPSHOT}",
-            object_key=f"src/file-{(self.changes // MONITORS) % FILES}.py",
+            object_key=f"src/file-{(self.changes // MONITORS) % self.files}.py",
         )
         with self.db.write() as conn:
             envelope = envelope_for(monitor, observation, now)
@@ -166,13 +168,14 @@ def main() -> int:
     parser.add_argument("--days", type=int, default=21)
     parser.add_argument("--every-s", type=int, default=60)
     parser.add_argument("--keep-days", type=int, default=7)
+    parser.add_argument("--files", type=int, default=FILES, help="files per monitor")
     args = parser.parse_args()
     base = tempfile.mkdtemp(prefix="am-retention-bench-")
     path = os.path.join(base, "inbox.db")
     sizes: list[int] = []
     try:
         with Database(path) as db:
-            churn = Churn(db, ManualClock(START_MS), args.every_s, args.keep_days)
+            churn = Churn(db, ManualClock(START_MS), args.every_s, args.keep_days, args.files)
             print(
                 f"{'day':>4} {'file MiB':>9} {'wal MiB':>8} {'events':>7} {'snapshots':>9}"
                 f" {'projections':>11} {'history':>8}"

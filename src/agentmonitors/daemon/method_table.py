@@ -8,6 +8,7 @@ method is one entry here, its handler beside the state it reads.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +18,9 @@ from agentmonitors.daemon.delivery_methods import delivery_methods
 from agentmonitors.daemon.holds_method import pacing_method
 from agentmonitors.daemon.server import Method, RequestError, params
 from agentmonitors.daemon.watch_methods import watch_methods
+from agentmonitors.fastpath.lean_dataclass import replace
 from agentmonitors.store import queries
-from agentmonitors.store.health import database_facts
+from agentmonitors.store.health import database_facts, quick_check_file
 
 if TYPE_CHECKING:
     from agentmonitors.daemon.app import Daemon
@@ -154,6 +156,8 @@ class _OwnMethods:
 
         daemon = self.daemon
         daemon.require_store()
+        # A large file takes a while to check: in a thread, on a connection of its own.
+        checked = await asyncio.to_thread(quick_check_file, daemon.options.db_path)
         ctx = doctor_context(
             request,
             workspace=daemon.options.workspace,
@@ -165,7 +169,7 @@ class _OwnMethods:
             store_reopened=daemon.store_reopened,
             db_path=daemon.options.db_path,
         )
-        return build_report(daemon.db, daemon.registry, ctx)
+        return build_report(daemon.db, daemon.registry, replace(ctx, quick_check=checked))
 
     async def explain(self, request: dict[str, Any]) -> Any:
         # Lazy: loaded with doctor's modules, which the first `session start` would wait for.

@@ -75,6 +75,9 @@ class DoctorContext:
     store_problem: str | None = None
     """Why the database could not be read (then the report is built without it)."""
     older_daemon: bool = False
+    quick_check: str | None = None
+    """``PRAGMA quick_check``'s answer when the caller ran it already (the daemon, off its
+    loop); None runs it here."""
     """A daemon answered but predates ``doctor.report``: it runs an older install."""
 
 
@@ -339,7 +342,9 @@ def build_report(
     watches = sum(watch_session(monitor_id) is not None for monitor_id in ids)
     checks = [_project_check(ctx.workspace), *_folder_checks(ctx, definitions, watches)]
     checks += [_daemon_check(ctx, leads), _lead_check(ctx, leads), hook_command_check()]
-    store_check, store_facts = database_check(db, ctx.workspace, ctx.db_path, ctx.store_problem)
+    store_check, store_facts = database_check(
+        db, ctx.workspace, ctx.db_path, ctx.store_problem, ctx.quick_check
+    )
     checks.append(store_check)
     checks += host_checks(leads)
     readings = _readings(db, registry, watched, ctx)

@@ -33,7 +33,11 @@ def _retention(workspace: str) -> tuple[str, str | None]:
 
 
 def database_check(
-    db: Database | None, workspace: str, db_path: str | None, problem: str | None = None
+    db: Database | None,
+    workspace: str,
+    db_path: str | None,
+    problem: str | None = None,
+    checked: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``database`` check and the facts the report carries under ``database``."""
     if problem is not None:
@@ -42,7 +46,7 @@ def database_check(
     if db is None or db_path is None:
         return _check("skip", "no database yet: the first session or daemon here creates it"), None
     facts = database_facts(db, db_path)
-    facts["quickCheck"] = quick_check(db)
+    facts["quickCheck"] = checked if checked is not None else quick_check(db)
     keeps, unclear = _retention(workspace)
     facts["retention"] = keeps
     detail = (
