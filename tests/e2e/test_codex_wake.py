@@ -7,6 +7,8 @@ file then reaches a new model request with no prompt typed, because the agentmon
 daemon ran ``codex queue`` (the codex-queue transport). The request holds our text
 (from agentmonitors, not the user; the monitor; the ack command), the woken turn's
 UserPromptSubmit hook delivers nothing again, and neither does the next typed prompt.
+The agentmonitors daemon was started from another ``CODEX_HOME`` than the TUI's: it
+probes and queues under the one the thread's SessionStart recorded.
 Once the TUI has closed (Codex's daemon still holds the thread), a change queues nothing.
 The change → request latency is printed. See ``codex_cli.py`` for where the CLI comes
 from (skipped without it unless real clients are required, as in CI).
@@ -196,6 +198,10 @@ def test_a_change_wakes_the_idle_codex_tui_once(
     codex: Codex, setup: tuple[Path, dict[str, str], FakeResponsesApi], tmp_path: Path
 ) -> None:
     project, env, api = setup
+    # The agentmonitors daemon runs from an environment with another CODEX_HOME (a
+    # shell's default ~/.codex, say); the thread's SessionStart hook records its own.
+    elsewhere = {**env, "CODEX_HOME": str(tmp_path / "another-codex-home")}
+    agentmonitors(project, elsewhere, "daemon", "start")
     tui = Tui(tmp_path / "tmux.sock", codex, project, env)
     try:
         tui.wait_for("Ask Codex")
