@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from agentmonitors.delivery.codex_queue_text import HEAD, TAG_PREFIX
-from tests.e2e.claude_code import kill_pids, wait_for_no_processes
+from tests.e2e.claude_code import kill_pids, processes_mentioning, wait_for_no_processes
 from tests.e2e.codex_app_server import trust_hooks
 from tests.e2e.codex_cli import (
     Codex,
@@ -189,6 +189,15 @@ def setup(codex: Codex, tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], 
                 capture_output=True,
                 timeout=60,
                 check=False,
+            )
+            # Codex 0.169's `pid-update-loop` helper outlives `daemon stop` by far more
+            # than the 10 s below: ended at once, it no longer holds the test up.
+            kill_pids(
+                [
+                    pid
+                    for pid, command in processes_mentioning(str(codex_home))
+                    if "pid-update-loop" in command
+                ]
             )
             alive = wait_for_no_processes(str(codex_home), timeout=10)
             kill_pids([pid for pid, _ in alive])
