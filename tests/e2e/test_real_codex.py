@@ -264,6 +264,11 @@ def settled_high_change(project: Path, env: Mapping[str, str], session_id: str, 
     wait_until_settled(event)
 
 
+def normal_change(project: Path, env: Mapping[str, str], session_id: str, text: str) -> None:
+    event = change_and_wait(project, env, session_id, project / "runbook" / RUNBOOK, text)
+    assert event["urgency"] == "normal", event
+
+
 def change_while_the_tool_runs(
     project: Path,
     env: Mapping[str, str],
@@ -402,7 +407,8 @@ def test_exec_resume_recaps_a_change_at_session_start(
     codex_env: dict[str, str],
     fake_api: FakeResponsesApi,
 ) -> None:
-    """``codex exec``, a change, then ``codex exec resume``: SessionStart (resume) recaps it."""
+    """``codex exec``, a change, then ``codex exec resume``: SessionStart (resume) recaps it.
+    (A recap shows what is unread whatever its urgency: a normal change, with no settle.)"""
     first = run_exec(codex, "hello", cwd=trusted, env=codex_env)
     assert_ok(first)
     assert first.thread_id is not None
@@ -410,7 +416,7 @@ def test_exec_resume_recaps_a_change_at_session_start(
     [request] = fake_api.response_requests()
     assert with_agentmon(request, "developer") == [], "nothing to deliver in run 1"
 
-    settled_high_change(trusted, codex_env, record["id"], "- tag\n- rotate the key first\n")
+    normal_change(trusted, codex_env, record["id"], "1. build\n2. rotate the key first\n")
     mark = fake_api.mark()
     second = run_exec(codex, "again", cwd=trusted, env=codex_env, args=["resume", first.thread_id])
     assert_ok(second)
@@ -420,7 +426,7 @@ def test_exec_resume_recaps_a_change_at_session_start(
     assert requests, "run 2 reached the fake API"
     at_start, at_prompt = around_prompt(requests[0], "again")
     assert at_start, f"no SessionStart delivery in run 2: {texts(requests[0], 'developer')}"
-    assert WATCHED in at_start[-1]
+    assert RUNBOOK in at_start[-1]
     assert at_prompt == [], "claimed at SessionStart, so nothing is left for the prompt"
     assert len(requests) == 1, "nothing left for Stop either: no continuation"
     only_model_traffic(fake_api)
@@ -439,7 +445,8 @@ def test_a_change_reaches_the_model_at_the_next_prompt_at_stop_and_after_compact
     change made while the model's command runs, its reminder delivered by PostToolUse.
     Turn 4: a low change, held at the prompt, delivered at Stop as a block reason; Codex
     asks the model once more and the second Stop (``stop_hook_active``) injects nothing.
-    Turn 5, after a compaction: SessionStart (``compact``) recaps what is unread.
+    Turn 5, after an acknowledgement, a change and a compaction: SessionStart
+    (``compact``) recaps what is unread, that change alone.
     """
     server = AppServer(
         codex, trusted, codex_env, tmp_path / "codex-app-server-stderr.txt", fake_api.mark
@@ -520,7 +527,10 @@ def test_a_change_reaches_the_model_at_the_next_prompt_at_stop_and_after_compact
         }
         assert states[low["id"]] == "claimed", states
 
-        settled_high_change(trusted, codex_env, record["id"], "- tag\n- and the notes\n")
+        # Acknowledged, so the recap can show only what comes next: a normal change (a
+        # recap shows what is unread whatever its urgency; no settle to wait out).
+        agentmonitors(trusted, codex_env, "events", "ack", "--session", record["id"])
+        normal_change(trusted, codex_env, record["id"], "1. build\n2. and the notes\n")
         compaction = server.compact()
         assert len(turn_requests(fake_api, compaction)) == 1  # the summary request
         fourth = server.turn("after compact")
@@ -528,7 +538,7 @@ def test_a_change_reaches_the_model_at_the_next_prompt_at_stop_and_after_compact
         assert requests, "turn 4 reached the fake API"
         at_start, at_prompt = around_prompt(requests[0], "after compact")
         assert at_start, f"no compact recap: {texts(requests[0], 'developer')}"
-        assert WATCHED in at_start[-1]
+        assert RUNBOOK in at_start[-1] and WATCHED not in at_start[-1], at_start[-1]
         assert at_prompt == []
         [compact_start] = fourth.hook_runs("sessionStart")
         assert compact_start["status"] == "completed", compact_start
