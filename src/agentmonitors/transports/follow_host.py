@@ -137,7 +137,11 @@ class HostFollower:
         if successor is None or successor == self.host_session_id:
             return False
         previous, self.host_session_id = self.host_session_id, successor
-        if self.find_session(socket) is None:
+        try:
+            registered = self.find_session(socket) is not None
+        except DaemonError:
+            registered = False  # the next look finds the daemon away, and revives it
+        if not registered:
             self.host_session_id = previous  # not registered yet: look again soon
             return False
         self._ended = False
