@@ -179,17 +179,24 @@ class FakeCodex:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, *, tui: bool = True, rc: int = 0) -> None:
         self.queued: list[tuple[str, str]] = []
+        self.homes: list[str] = []  # the CODEX_HOME of each probe, TUI check and queue
         self.rc = rc
 
         async def state(home: str, thread: str) -> ThreadState:
+            self.homes.append(home)
             return ThreadState(True, "/project")
 
-        async def queue(waker: CodexWaker, thread: str, text: str) -> bool:
+        def holds(home: str, folder: str) -> bool:
+            self.homes.append(home)
+            return tui
+
+        async def queue(waker: CodexWaker, thread: str, text: str, home: str) -> bool:
+            self.homes.append(home)
             self.queued.append((thread, text))
             return self.rc == 0
 
         monkeypatch.setattr(codex_wake, "thread_state", state)
-        monkeypatch.setattr(codex_wake, "tui_holds", lambda home, folder: tui)
+        monkeypatch.setattr(codex_wake, "tui_holds", holds)
         monkeypatch.setattr(CodexWaker, "_queue", queue)
 
 
@@ -211,6 +218,37 @@ def test_the_runner_queues_once_and_waits_for_the_proof(
     assert asyncio.run(runner.wake_idle()) == 0 and len(codex.queued) == 1
     assert prompt_hook(world, text)["confirmedDeliveryIds"]
     assert world.claimed_ids(session)
+
+
+def test_a_thread_is_probed_and_queued_under_the_codex_home_it_started_with(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon was started with one CODEX_HOME (``/c``), the thread with another: its
+    SessionStart hook, run in the thread's environment, recorded that one."""
+    codex_session(world)
+    other = codex_session(world, host="other-thread")
+    world.emit("normal", "Docs changed", monitor="docs")
+    CODEX.record_session_environment(THREAD, {"CODEX_HOME": "/home/u/work-codex", "HOME": "/h"})
+    codex = FakeCodex(monkeypatch)
+    assert asyncio.run(waker(world).wake_idle()) == 2
+    threads = [thread for thread, _ in codex.queued]
+    assert sorted(threads) == sorted([THREAD, "other-thread"])
+    # Each step for the recorded thread under its home; the one that recorded nothing
+    # (a start before this was recorded) under the daemon's own.
+    home_of = {THREAD: "/home/u/work-codex", "other-thread": "/c"}
+    assert codex.homes == [home_of[thread] for thread in threads for _step in range(3)]
+    assert world.service.get_session(other)["hostSessionId"] == "other-thread"
+
+
+def test_a_codex_session_start_records_its_codex_home(tmp_path: Path) -> None:
+    """Relative or defaulted, the recorded home is absolute; other hosts record nothing."""
+    from agentmonitors.delivery.codex_home import session_home
+    from agentmonitors.transports.hosts.claude_code import ADAPTER as CLAUDE_CODE
+
+    CODEX.record_session_environment("t1", {"HOME": str(tmp_path)})
+    assert session_home("t1") == str(tmp_path / ".codex")
+    CLAUDE_CODE.record_session_environment("t2", {"CODEX_HOME": "/x"})
+    assert session_home("t2") is None
 
 
 def test_a_failed_queue_leaves_the_events_to_the_hooks(

@@ -7,6 +7,8 @@ file then reaches a new model request with no prompt typed, because the agentmon
 daemon ran ``codex queue`` (the codex-queue transport). The request holds our text
 (from agentmonitors, not the user; the monitor; the ack command), the woken turn's
 UserPromptSubmit hook delivers nothing again, and neither does the next typed prompt.
+The agentmonitors daemon was started from another ``CODEX_HOME`` than the TUI's: it
+probes and queues under the one the thread's SessionStart recorded.
 Once the TUI has closed (Codex's daemon still holds the thread), a change queues nothing.
 The change → request latency is printed. See ``codex_cli.py`` for where the CLI comes
 from (skipped without it unless real clients are required, as in CI).
@@ -26,7 +28,7 @@ from typing import Any
 import pytest
 
 from agentmonitors.delivery.codex_queue_text import HEAD, TAG_PREFIX
-from tests.e2e.claude_code import kill_pids, wait_for_no_processes
+from tests.e2e.claude_code import kill_pids, processes_mentioning, wait_for_no_processes
 from tests.e2e.codex_app_server import trust_hooks
 from tests.e2e.codex_cli import (
     Codex,
@@ -188,6 +190,15 @@ def setup(codex: Codex, tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], 
                 timeout=60,
                 check=False,
             )
+            # Codex 0.169's `pid-update-loop` helper outlives `daemon stop` by far more
+            # than the 10 s below: ended at once, it no longer holds the test up.
+            kill_pids(
+                [
+                    pid
+                    for pid, command in processes_mentioning(str(codex_home))
+                    if "pid-update-loop" in command
+                ]
+            )
             alive = wait_for_no_processes(str(codex_home), timeout=10)
             kill_pids([pid for pid, _ in alive])
 
@@ -196,6 +207,10 @@ def test_a_change_wakes_the_idle_codex_tui_once(
     codex: Codex, setup: tuple[Path, dict[str, str], FakeResponsesApi], tmp_path: Path
 ) -> None:
     project, env, api = setup
+    # The agentmonitors daemon runs from an environment with another CODEX_HOME (a
+    # shell's default ~/.codex, say); the thread's SessionStart hook records its own.
+    elsewhere = {**env, "CODEX_HOME": str(tmp_path / "another-codex-home")}
+    agentmonitors(project, elsewhere, "daemon", "start")
     tui = Tui(tmp_path / "tmux.sock", codex, project, env)
     try:
         tui.wait_for("Ask Codex")

@@ -36,6 +36,7 @@ import pytest
 
 from agentmonitors.delivery.follow_line import follow_line
 from agentmonitors.delivery.heartbeats import read_records
+from agentmonitors.transports.follow import already_followed_line
 from agentmonitors.workspace import read_local_state
 from tests.e2e.claude_code import ClaudeCode, StreamSession, Turn, processes_mentioning
 from tests.e2e.fake_messages_api import FakeMessagesApi, LoggedRequest, ToolCall
@@ -59,6 +60,7 @@ from tests.waiting import wait_for
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 LIVE_PROMPT = "start live updates"
+AGAIN_PROMPT = "start live updates again"
 BUSY_PROMPT = "run the build"
 DESCRIPTION = "AgentMon live updates"
 NOTIFICATION = "<task-notification>"
@@ -174,19 +176,23 @@ class Live:
     ended: LoggedRequest | None = None  # the Monitor's last notification, once stopped
 
     def expected_line(self, event: dict[str, Any]) -> str:
-        """The line follow prints for ``event`` alone (settled high, nothing coalesced)."""
+        """The line follow prints for ``event`` alone (nothing coalesced with it)."""
         summary = {key: event[key] for key in ("monitorId", "urgency", "title")}
         claim = {"sessionId": self.session_id, "events": [{"eventId": event["id"], **summary}]}
         return follow_line(claim, self.socket)
 
     def output_holds(self, needle: str) -> bool:
         """Claude Code has read ``needle`` from the Monitor (it keeps each task's output)."""
+        return any(needle in text for text in self.task_outputs())
+
+    def task_outputs(self) -> list[str]:
+        """What each of the session's background tasks has written, as Claude Code kept it."""
         pattern = f"claude-*/*/{self.session.session_id}/tasks/*.output"
+        texts: list[str] = []
         for path in Path(tempfile.gettempdir()).glob(pattern):
             with contextlib.suppress(OSError):
-                if needle in path.read_text(encoding="utf-8", errors="replace"):
-                    return True
-        return False
+                texts.append(path.read_text(encoding="utf-8", errors="replace"))
+        return texts
 
 
 @contextlib.contextmanager
@@ -255,67 +261,6 @@ def event_lines(text: str) -> list[str]:
     return [match.group(1).strip() for match in EVENT_LINE.finditer(text)]
 
 
-def test_a_change_while_idle_reaches_the_model_through_the_monitor_tool(
-    claude_code: ClaudeCode,  # noqa: F811
-    workspace: Path,  # noqa: F811
-    claude_env: dict[str, str],  # noqa: F811
-    fake_api: FakeMessagesApi,  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    with live_session(claude_code, workspace, claude_env, fake_api, tmp_path) as live:
-        idle_mark = fake_api.mark()
-        written_at = time.time()
-        (workspace / "notes" / WATCHED).write_text(
-            "- tag the release\n- rotate the signing key first\n", encoding="utf-8"
-        )
-        event = wait_for_stored_event(workspace, claude_env, live.session_id, WATCHED)
-        assert event["urgency"] == "high", event
-        request = wait_for(
-            lambda: notification_with(fake_api, idle_mark, event["id"]),
-            timeout=LINE_TIMEOUT_S,
-            step=0.05,
-        )
-        turns_sent = len(live.session.turns)
-    latency = request.time - written_at
-    settled = created_at(event, written_at) + SETTLE_S
-    print(
-        f"\nlive: file write -> task-notification request {latency:.2f}s "
-        f"({request.time - settled:.2f}s after the {SETTLE_S:.0f}s settle ended)"
-    )
-    (tmp_path / "live-latency.json").write_text(
-        json.dumps({"writeToRequestS": latency, "settleEndToRequestS": request.time - settled}),
-        encoding="utf-8",
-    )
-
-    # No user turn: the only prompts written to Claude Code are turns 1 and 2, and the
-    # request came after turn 2 had ended, with a notification as its newest input.
-    assert turns_sent == 2
-    newest = new_input(request)
-    assert NOTIFICATION in newest and DESCRIPTION in newest, newest
-    assert LIVE_PROMPT not in newest and "hello" not in newest
-    # The exact line follow printed, once, naming the monitor and its name (the title).
-    expected = live.expected_line(event)
-    assert event_lines(newest) == [expected], (expected, newest)
-    assert expected.startswith("AgentMon: [high] checklist: Checklist changed. Ack when handled: ")
-
-    # The UserPromptSubmit hook fired for that notification turn ...
-    payloads = prompt_payloads(live.payload_log)
-    notified = [p for p in payloads if event["id"] in p.get("prompt", "")]
-    assert len(notified) == 1, [p.get("prompt") for p in payloads]
-    assert notified[0]["prompt"].startswith(NOTIFICATION), notified[0]["prompt"]
-    assert event_lines(notified[0]["prompt"]) == [expected]
-    # ... and surfaced nothing: the line had delivered the event (committed on write).
-    hooks = plugin_hooks(live.session.all_events, "UserPromptSubmit")
-    assert len(hooks) == len(payloads), (hooks, payloads)
-    assert all(hook["exit_code"] == 0 and hook["stdout"] == "" for hook in hooks), hooks
-    # Nor did the notification turn's end: no Stop continuation repeated it.
-    stops = plugin_hooks(live.session.all_events, "Stop")
-    assert all(hook["exit_code"] == 0 and hook["stdout"] == "" for hook in stops), stops
-    assert PROMPT_DELIVERED not in request.raw
-    assert request.raw.count(event["id"]) == 1, request.raw
-    assert states(workspace, claude_env, live.session_id) == {event["id"]: "claimed"}
-
-
 def test_a_line_written_while_a_tool_runs_waits_for_the_tool_and_no_hook_repeats_it(
     claude_code: ClaudeCode,  # noqa: F811
     workspace: Path,  # noqa: F811
@@ -329,8 +274,11 @@ def test_a_line_written_while_a_tool_runs_waits_for_the_tool_and_no_hook_repeats
     the write, as late as the longest tool call, and always after that call's PostToolUse
     hook. Waiting for it, a lease would lapse under any long tool call and that hook would
     show the event again, in the very request that carries the line: committing on write
-    is what keeps one delivery one message.
+    is what keeps one delivery one message. The change is a normal one: the hooks would
+    surface it as well (its reminder at PostToolUse or the prompt), and its line is
+    written at once instead of after a high change's 15 s settle.
     """
+    add_docs_monitor(workspace)
     started, ready = tmp_path / "tool-started", tmp_path / "tool-may-end"
     fake_api.script_tool_call(
         ToolCall(
@@ -354,8 +302,9 @@ def test_a_line_written_while_a_tool_runs_waits_for_the_tool_and_no_hook_repeats
         def change_while_the_tool_runs() -> None:
             try:
                 wait_for(started.exists, timeout=60, step=0.05)
-                (workspace / "notes" / WATCHED).write_text("- ship it\n", encoding="utf-8")
-                event = wait_for_stored_event(workspace, claude_env, live.session_id, WATCHED)
+                (workspace / "docs" / "guide.md").write_text("ship it\n", encoding="utf-8")
+                event = wait_for_stored_event(workspace, claude_env, live.session_id, "guide.md")
+                assert event["urgency"] == "normal", event
                 found.update(event)
                 # Claude Code has read the line before the tool may end.
                 try:
@@ -435,6 +384,15 @@ Read the changed page.
 """
 
 
+def add_docs_monitor(project: Path) -> None:
+    """A normal monitor on ``docs/*.md``: no settle window, so its line comes at once."""
+    monitor = project / ".claude" / "monitors" / "docs" / "MONITOR.md"
+    monitor.parent.mkdir(parents=True)
+    monitor.write_text(DOCS, encoding="utf-8")
+    (project / "docs").mkdir()
+    (project / "docs" / "guide.md").write_text("first\n", encoding="utf-8")
+
+
 def change_and_wait_for_its_line(
     live: Live, api: FakeMessagesApi, project: Path, env: dict[str, str], text: str
 ) -> tuple[str, LoggedRequest]:
@@ -444,7 +402,11 @@ def change_and_wait_for_its_line(
     (project / "docs" / "guide.md").write_text(text, encoding="utf-8")
 
     def stored() -> str | None:
-        new = [key for key in states(project, env, live.session_id) if key not in before]
+        listed = agentmonitors(
+            project, env, "events", "list", "--session", live.session_id, "--format", "json"
+        )
+        events = json.loads(listed.stdout)
+        new = [e["id"] for e in events if e["id"] not in before and e["monitorId"] == "docs"]
         return new[0] if len(new) == 1 else None
 
     event_id: str = wait_for(stored, timeout=STORE_TIMEOUT_S, step=0.3)
@@ -454,35 +416,129 @@ def change_and_wait_for_its_line(
     return event_id, request
 
 
-def test_each_normal_change_while_idle_wakes_the_model_once_naming_its_monitor(
+def test_each_change_while_idle_wakes_the_model_once_naming_its_monitor(
     claude_code: ClaudeCode,  # noqa: F811
     workspace: Path,  # noqa: F811
     claude_env: dict[str, str],  # noqa: F811
     fake_api: FakeMessagesApi,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    """Issue 27, point 2: a normal change is named (not "changes are pending"), and a
-    second one wakes the idle session again though the first is unacknowledged."""
-    monitor = workspace / ".claude" / "monitors" / "docs" / "MONITOR.md"
-    monitor.parent.mkdir(parents=True)
-    monitor.write_text(DOCS, encoding="utf-8")
-    (workspace / "docs").mkdir()
-    (workspace / "docs" / "guide.md").write_text("first\n", encoding="utf-8")
+    """One idle session, three changes, no prompt typed: a high one (its line comes once
+    its 15 s settle ends) and, inside that window, two normal ones, each named at once
+    (issue 27, point 2: not "changes are pending"; the second wakes the session again
+    though the first is unacknowledged). Then the agent starts a second follower of the
+    session: it attaches to nothing and says so in one line."""
+    add_docs_monitor(workspace)
     seen: list[str] = []
     with live_session(claude_code, workspace, claude_env, fake_api, tmp_path) as live:
+        idle_mark = fake_api.mark()
+        written_at = time.time()
+        (workspace / "notes" / WATCHED).write_text(
+            "- tag the release\n- rotate the signing key first\n", encoding="utf-8"
+        )
+        # While the high change settles (it is stored when its 15 s settle ends, stamped
+        # with when it was seen), each normal change wakes the session at once.
         for text in ("second\n", "third\n"):
-            event_id, request = change_and_wait_for_its_line(
+            event_id, woken = change_and_wait_for_its_line(
                 live, fake_api, workspace, claude_env, text
             )
-            event = {"id": event_id, "monitorId": "docs", "urgency": "normal"}
-            expected = live.expected_line({**event, "title": "Docs changed"})
-            assert expected.startswith("AgentMon: [normal] docs: Docs changed. Ack when handled: ")
-            assert event_lines(new_input(request)) == [expected], new_input(request)
+            docs = {"id": event_id, "monitorId": "docs", "urgency": "normal"}
+            named = live.expected_line({**docs, "title": "Docs changed"})
+            assert named.startswith("AgentMon: [normal] docs: Docs changed. Ack when handled: ")
+            assert event_lines(new_input(woken)) == [named], new_input(woken)
             # The request holds the whole conversation: its new input names the new one only.
-            assert all(old not in new_input(request) for old in seen), "named twice"
+            assert all(old not in new_input(woken) for old in seen), "named twice"
+            assert "[high]" not in new_input(woken), "the high change is not settled yet"
             seen.append(event_id)
-        assert len(live.session.turns) == 2  # both woke the session with no user turn
-    # The hooks' reminder stayed quiet: both rows were claimed by their lines.
+        event = wait_for_stored_event(workspace, claude_env, live.session_id, WATCHED)
+        assert event["urgency"] == "high", event
+        request = wait_for(
+            lambda: notification_with(fake_api, idle_mark, event["id"]),
+            timeout=LINE_TIMEOUT_S,
+            step=0.05,
+        )
+        turns_sent = len(live.session.turns)
+        second_follower = start_a_second_follower(live, fake_api)
+    latency = request.time - written_at
+    settled = created_at(event, written_at) + SETTLE_S
+    print(
+        f"\nlive: file write -> task-notification request {latency:.2f}s "
+        f"({request.time - settled:.2f}s after the {SETTLE_S:.0f}s settle ended)"
+    )
+    (tmp_path / "live-latency.json").write_text(
+        json.dumps({"writeToRequestS": latency, "settleEndToRequestS": request.time - settled}),
+        encoding="utf-8",
+    )
+
+    # No user turn: the only prompts written to Claude Code are turns 1 and 2, and the
+    # request came after turn 2 had ended, with a notification as its newest input.
+    assert turns_sent == 2
+    newest = new_input(request)
+    assert NOTIFICATION in newest and DESCRIPTION in newest, newest
+    assert LIVE_PROMPT not in newest and "hello" not in newest
+    # The exact line follow printed, once, naming the monitor and its name (the title).
+    expected = live.expected_line(event)
+    assert event_lines(newest) == [expected], (expected, newest)
+    assert expected.startswith("AgentMon: [high] checklist: Checklist changed. Ack when handled: ")
+    assert all(old not in newest for old in seen), "a normal change named twice"
+
+    # The UserPromptSubmit hook fired for that notification turn ...
+    payloads = prompt_payloads(live.payload_log)
+    notified = [p for p in payloads if event["id"] in p.get("prompt", "")]
+    assert len(notified) == 1, [p.get("prompt") for p in payloads]
+    assert notified[0]["prompt"].startswith(NOTIFICATION), notified[0]["prompt"]
+    assert event_lines(notified[0]["prompt"]) == [expected]
+    # ... and surfaced nothing, nor did any other: each line had delivered its event
+    # (committed on write), so the hooks' reminder stayed quiet too.
     hooks = plugin_hooks(live.session.all_events, "UserPromptSubmit")
+    assert len(hooks) == len(payloads), (hooks, payloads)
     assert all(hook["exit_code"] == 0 and hook["stdout"] == "" for hook in hooks), hooks
-    assert states(workspace, claude_env, live.session_id) == dict.fromkeys(seen, "claimed")
+    # Nor did a notification turn's end: no Stop continuation repeated one.
+    stops = plugin_hooks(live.session.all_events, "Stop")
+    assert all(hook["exit_code"] == 0 and hook["stdout"] == "" for hook in stops), stops
+    assert PROMPT_DELIVERED not in request.raw
+    assert request.raw.count(event["id"]) == 1, request.raw
+    assert states(workspace, claude_env, live.session_id) == dict.fromkeys(
+        [event["id"], *seen], "claimed"
+    )
+    # The second follower said why it stopped, once.
+    assert already_followed_line(live.session_id) in new_input(second_follower)
+
+
+def start_a_second_follower(live: Live, api: FakeMessagesApi) -> LoggedRequest:
+    """The agent starts another Monitor on ``events follow`` for the same session: the
+    request that brings its one line back; the first follower keeps running."""
+    first = follow_pids(live.session_id)
+    assert len(first) == 1, first
+    command = f"agentmonitors events follow --session {live.session_id}"
+    api.script_tool_call(
+        ToolCall(
+            trigger=AGAIN_PROMPT,
+            name="Monitor",
+            input={"description": DESCRIPTION, "timeout_ms": 900_000, "command": command},
+        )
+    )
+    mark = api.mark()
+    again = live.session.send(AGAIN_PROMPT)
+    assert_ok(again, live.session)
+    line = already_followed_line(live.session_id)
+
+    def brought_back() -> LoggedRequest | None:
+        found = [r for r in api.messages_requests(since=mark) if line in new_input(r)]
+        return found[0] if found else None
+
+    request: LoggedRequest = wait_for(brought_back, timeout=60)
+    assert new_input(request).count(line) == 1, new_input(request)
+    # All it wrote on stdout is that one line (Claude Code keeps each task's output,
+    # its stderr and exit status marked as such).
+    [output] = [text for text in live.task_outputs() if line in text]
+    written = [
+        kept
+        for kept in output.splitlines()
+        if kept.strip() and not kept.startswith(("[stderr]", "[exited with code"))
+    ]
+    assert written == [line], output
+    assert "[exited with code 0]" in output, output
+    assert follow_pids(live.session_id) == first, "the first follower stopped"
+    assert follow_heartbeats(live.session_id), "the first follower left the daemon"
+    return request

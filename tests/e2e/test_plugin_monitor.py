@@ -4,7 +4,9 @@ The real Claude Code TUI under tmux, offline, with the plugin loaded from the ch
 Claude Code arms the plugin's monitor (``agentmonitors events follow`` for its session)
 about 0.7 s after launch; after one prompt the session is idle, and a change to a watched
 file must reach the model as a new request, with no prompt typed and no Monitor tool
-started by the agent, its newest input a ``<task-notification>`` from the monitor.
+started by the agent, its newest input a ``<task-notification>`` from the monitor. After
+``/clear`` (a new session id in the same process, the monitor not restarted) the same
+follower goes on with the new session.
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ from typing import Any
 import pytest
 
 from agentmonitors.delivery.heartbeats import read_records
-from tests.e2e.claude_code import ClaudeCode, ClaudeCodeUnavailable, skip_or_fail
+from tests.e2e.claude_code import (
+    ClaudeCode,
+    ClaudeCodeUnavailable,
+    processes_mentioning,
+    skip_or_fail,
+)
 from tests.e2e.fake_messages_api import FakeMessagesApi, LoggedRequest
 from tests.e2e.test_live_monitor import NOTIFICATION, event_lines, new_input
 from tests.e2e.test_real_claude_code import (  # noqa: F401  (fixtures are used by name)
@@ -159,12 +166,57 @@ def test_an_idle_interactive_session_is_woken_by_the_plugin_monitor(
         request = wait_for(lambda: wake(fake_api, mark), timeout=WAKE_TIMEOUT_S + 15)
         restart_latency = request.time - written
         assert f'Monitor event: "{DESCRIPTION}"' in new_input(request)
+
+        # /clear: Claude Code ends the session and starts one with a new id in the same
+        # process, without restarting the plugin's monitor; its follower goes on with
+        # the new session, and the next change wakes that one.
+        followers = host_followers(host)
+        assert len(followers) == 1, followers
+        cleared_at = time.time()
+        tui.type("/clear")
+        cleared = wait_for(lambda: successor(project, claude_env, host), timeout=30, step=0.1)
+        wait_for(lambda: plugin_follower(cleared), timeout=30, step=0.05)
+        rearmed = time.time() - cleared_at
+        assert not plugin_follower(host) and host_followers(host) == followers
+        new_record = daemon_session(project, claude_env, cleared)
+        mark = fake_api.mark()
+        written = change(project, "- cut the branch\n- after /clear\n")
+        request = wait_for(lambda: wake(fake_api, mark), timeout=WAKE_TIMEOUT_S)
+        clear_latency = request.time - written
+        newest = new_input(request)
+        assert f'Monitor event: "{DESCRIPTION}"' in newest, newest
+        assert f"--session {new_record['id']}" in newest and record["id"] not in newest, newest
     median = statistics.median(latencies)
     print(
         f"\nplugin monitor: file write -> model request {', '.join(f'{s:.2f}' for s in latencies)}"
-        f" s (median {median:.2f} s); after a daemon restart {restart_latency:.2f} s"
+        f" s (median {median:.2f} s); after a daemon restart {restart_latency:.2f} s;"
+        f" /clear -> following the new session {rearmed:.2f} s, then a change woke it in"
+        f" {clear_latency:.2f} s"
     )
     (tmp_path / "plugin-monitor-latency.json").write_text(
-        json.dumps({"writeToRequestS": latencies, "afterRestartS": restart_latency}),
+        json.dumps(
+            {
+                "writeToRequestS": latencies,
+                "afterRestartS": restart_latency,
+                "clearToFollowingS": rearmed,
+                "afterClearS": clear_latency,
+            }
+        ),
         encoding="utf-8",
     )
+
+
+def host_followers(host_session_id: str) -> list[int]:
+    """The plugin's follower processes started for ``host_session_id``."""
+    return [pid for pid, command in processes_mentioning(host_session_id) if "follow" in command]
+
+
+def successor(project: Path, env: Mapping[str, str], host_session_id: str) -> str | None:
+    """The host id of the session /clear started (active, not ``host_session_id``)."""
+    listed = agentmonitors(project, env, "session", "list", "--format", "json")
+    found = [
+        s["hostSessionId"]
+        for s in json.loads(listed.stdout)
+        if s["hostSessionId"] != host_session_id and s["status"] == "active"
+    ]
+    return found[0] if found else None

@@ -52,6 +52,16 @@ urgency: high
 ---
 The deploy checklist changed. Read it before going on.
 """
+DOCS_MONITOR = """---
+name: Docs changed
+watch:
+  type: file-fingerprint
+  globs: "docs/*.md"
+urgency: normal
+---
+Read the changed page.
+"""
+REMINDER = "Monitored changes are pending."  # a normal change, as the hooks surface it
 # How Claude Code hands a UserPromptSubmit hook's additionalContext to the model.
 DELIVERED = "UserPromptSubmit hook additional context: AgentMon:"
 PLUGIN_SERVER_PREFIX = "plugin:agentmonitors:"
@@ -135,6 +145,15 @@ def workspace(tmp_path: Path, claude_env: dict[str, str]) -> Path:
 
 
 # ------------------------------------------------------------------------ helpers
+
+
+def add_docs_monitor(project: Path) -> None:
+    """A normal monitor on ``docs/*.md``: no settle window, its reminder comes at once."""
+    (project / "docs").mkdir(exist_ok=True)
+    (project / "docs" / "guide.md").write_text("first\n", encoding="utf-8")
+    monitor = project / ".claude" / "monitors" / "docs" / "MONITOR.md"
+    monitor.parent.mkdir(parents=True)
+    monitor.write_text(DOCS_MONITOR, encoding="utf-8")
 
 
 def hooks_only(project: Path) -> None:
@@ -256,11 +275,18 @@ def deliver_between_turns(
     tmp_path: Path,
     extra_args: Sequence[str] = (),
     before_second_turn: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    high: bool = True,
 ) -> tuple[StreamSession, list[str]]:
     """Turn 1, change the watched file, let the event settle, turn 2; in ONE process.
 
-    Also returns the command lines of this test's processes seen between the turns.
+    A high change is shown whole (its file named) once settled; a normal one (``high``
+    False: ``docs/guide.md`` under a normal monitor) at once, as the reminder. Also
+    returns the command lines of this test's processes seen between the turns.
     """
+    if not high:
+        add_docs_monitor(project)
+    changed_file, expected = (WATCHED, WATCHED) if high else ("guide.md", REMINDER)
     hooks_only(project)
     session = StreamSession(
         claude,
@@ -281,13 +307,16 @@ def deliver_between_turns(
         running = [command for _, command in processes_mentioning(str(tmp_path))]
 
         changed = time.monotonic()
-        (project / "notes" / WATCHED).write_text(
-            "- tag the release\n- rotate the signing key first\n", encoding="utf-8"
-        )
-        event = wait_for_stored_event(project, env, record["id"], WATCHED)
-        assert event["urgency"] == "high", event
+        if high:
+            (project / "notes" / WATCHED).write_text(
+                "- tag the release\n- rotate the signing key first\n", encoding="utf-8"
+            )
+        else:
+            (project / "docs" / "guide.md").write_text("second\n", encoding="utf-8")
+        event = wait_for_stored_event(project, env, record["id"], changed_file)
+        assert event["urgency"] == ("high" if high else "normal"), event
         stored = time.monotonic() - changed
-        paused = wait_until_settled(event)
+        paused = wait_until_settled(event) if high else 0.0
         print(f"turn 1 {first.seconds:.1f}s; event stored {stored:.1f}s after the change;")
         print(f"waited {paused:.1f}s more for it to settle: {event.get('summary')!r}")
         if before_second_turn is not None:
@@ -309,12 +338,12 @@ def deliver_between_turns(
         f"turn 2's request lacks {DELIVERED!r}; UserPromptSubmit hook said: "
         f"{second.hook_responses('UserPromptSubmit')}"
     )
-    assert WATCHED in delivered[-1]
+    assert expected in delivered[-1]
     # The same text, as the hook printed it.
     [hook] = second.hook_responses("UserPromptSubmit")
     assert hook["exit_code"] == 0 and hook["outcome"] == "success", hook
     context = json.loads(hook["stdout"])["hookSpecificOutput"]["additionalContext"]
-    assert context.startswith("AgentMon:") and WATCHED in context
+    assert context.startswith("AgentMon:") and expected in context
     return session, running
 
 
@@ -379,8 +408,9 @@ def test_event_is_delivered_at_user_prompt_submit_with_the_mcp_server_loaded(
     tmp_path: Path,
 ) -> None:
     # Channels never load in -p mode: Claude Code drops every push silently. The channel
-    # server still binds to the session and pushes the settled event (a lease that no
-    # proof will ever confirm); the hook path must deliver it all the same.
+    # server still binds to the session and pushes the change (a lease that no proof
+    # will ever confirm); the hook path must deliver it all the same. A normal change:
+    # the push and the hook's answer to it are the point, not a high change's settle.
     from agentmonitors.daemon.client import call
     from agentmonitors.workspace import read_local_state
 
@@ -404,6 +434,7 @@ def test_event_is_delivered_at_user_prompt_submit_with_the_mcp_server_loaded(
         fake_api,
         tmp_path,
         before_second_turn=channel_pushed,
+        high=False,
     )
 
     init = init_event(session.all_events)
@@ -424,11 +455,12 @@ def test_delivery_follows_the_agent_into_a_subfolder(
 ) -> None:
     """A Bash call `cd docs && ...` moves the hook payload's cwd; PostToolUse still delivers.
 
-    The command waits (inside the tool call) until the event is stored and settled, so
-    the turn's UserPromptSubmit has nothing yet and the delivery can only come from the
-    PostToolUse hook, whose payload cwd is the subfolder.
+    The command waits (inside the tool call) until the event is stored, so the turn's
+    UserPromptSubmit has nothing yet and the delivery can only come from the PostToolUse
+    hook, whose payload cwd is the subfolder. The change is a normal one (its reminder,
+    with no settle window to wait out): where the hook looks for its session is the point.
     """
-    (workspace / "docs").mkdir()
+    add_docs_monitor(workspace)
     started, ready = tmp_path / "tool-started", tmp_path / "event-settled"
     command = f"cd docs && touch {started} && while [ ! -e {ready} ]; do sleep 0.2; done && pwd"
     fake_api.script_tool_call(
@@ -456,11 +488,9 @@ def test_delivery_follows_the_agent_into_a_subfolder(
             while not started.exists() and time.monotonic() < deadline:
                 time.sleep(0.2)
             assert started.exists(), "the Bash tool call never started"
-            (workspace / "notes" / WATCHED).write_text(
-                "- tag the release\n- rotate the signing key first\n", encoding="utf-8"
-            )
-            event = wait_for_stored_event(workspace, claude_env, session_record["id"], WATCHED)
-            wait_until_settled(event)
+            (workspace / "docs" / "guide.md").write_text("second\n", encoding="utf-8")
+            event = wait_for_stored_event(workspace, claude_env, session_record["id"], "guide")
+            assert event["urgency"] == "normal", event
         except BaseException as error:  # reported by the test thread
             failures.append(error)
         finally:
@@ -486,7 +516,8 @@ def test_delivery_follows_the_agent_into_a_subfolder(
     assert hook["exit_code"] == 0 and hook["outcome"] == "success", hook
     assert hook["stdout"], f"PostToolUse in docs/ delivered nothing: {hook}"
     context = json.loads(hook["stdout"])["hookSpecificOutput"]["additionalContext"]
-    assert context.startswith("AgentMon:") and WATCHED in context
+    assert context.startswith(f"AgentMon: {REMINDER}"), context
+    assert f"--session {record['id']}" in context, context
     # The Bash call really ran in the subfolder ...
     results = [
         block
@@ -503,7 +534,7 @@ def test_delivery_follows_the_agent_into_a_subfolder(
         if "PostToolUse:Bash hook additional context: AgentMon:" in r.raw
     ]
     assert delivered, "no request carried the PostToolUse delivery"
-    assert WATCHED in delivered[-1]
+    assert REMINDER in delivered[-1]
     # Delivered once, at the root's session: claimed there, nothing left pending.
     listed = agentmonitors(
         workspace, claude_env, "events", "list", "--session", record["id"], "--format", "json"

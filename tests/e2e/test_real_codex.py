@@ -69,11 +69,22 @@ urgency: low
 ---
 The style guide changed; look at it when you are done.
 """
+RUNBOOK = "steps.md"
+NORMAL_MONITOR = """---
+name: Runbook changed
+watch:
+  type: file-fingerprint
+  globs: "runbook/*.md"
+urgency: normal
+---
+The runbook changed.
+"""
 OUR_EVENTS = {"sessionStart", "userPromptSubmit", "postToolUse", "stop"}
 STORE_TIMEOUT_S = 90.0
 SETTLE_S = 15.0  # a high event is held from delivery until it is this old
 SETTLE_MARGIN_S = 2.0
-STOP_REASON = "AgentMon: Monitored changes are pending."
+REMINDER = "Monitored changes are pending."
+STOP_REASON = f"AgentMon: {REMINDER}"
 
 
 # ------------------------------------------------------------------------ fixtures
@@ -133,15 +144,19 @@ def codex_env(tmp_path: Path, fake_api: FakeResponsesApi, codex_home: Path) -> d
 def workspace(
     tmp_path: Path, codex_env: dict[str, str], fake_api: FakeResponsesApi, codex_home: Path
 ) -> Path:
-    """An enabled git project with a high and a low file monitor and our Codex hooks."""
+    """An enabled git project with a high, a normal and a low file monitor and our Codex
+    hooks."""
     project = tmp_path / "project"
     (project / "notes").mkdir(parents=True)
     (project / "guides").mkdir()
+    (project / "runbook").mkdir()
     (project / "notes" / WATCHED).write_text("- tag the release\n", encoding="utf-8")
     (project / "guides" / LOW_FILE).write_text("- tabs\n", encoding="utf-8")
+    (project / "runbook" / RUNBOOK).write_text("1. build\n", encoding="utf-8")
     subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=30)
     agentmonitors(project, codex_env, "init", "--enable-only")
-    for name, text in (("checklist", HIGH_MONITOR), ("style", LOW_MONITOR)):
+    monitors = (("checklist", HIGH_MONITOR), ("runbook", NORMAL_MONITOR), ("style", LOW_MONITOR))
+    for name, text in monitors:
         monitor = project / ".claude" / "monitors" / name / "MONITOR.md"
         monitor.parent.mkdir(parents=True)
         monitor.write_text(text, encoding="utf-8")
@@ -249,24 +264,33 @@ def settled_high_change(project: Path, env: Mapping[str, str], session_id: str, 
     wait_until_settled(event)
 
 
+def normal_change(project: Path, env: Mapping[str, str], session_id: str, text: str) -> None:
+    event = change_and_wait(project, env, session_id, project / "runbook" / RUNBOOK, text)
+    assert event["urgency"] == "normal", event
+
+
 def change_while_the_tool_runs(
     project: Path,
     env: Mapping[str, str],
     session_id: str,
     started: Path,
     ready: Path,
-    failures: list[BaseException],
+    outcome: list[dict[str, Any] | BaseException],
 ) -> None:
-    """Once the model's command has started: a high change, stored and settled; then let
-    the command end."""
+    """Once the model's command has started: a normal change, stored (it has no settle
+    window, so the tool's end is the first point that can deliver it); then let the
+    command end."""
     try:
         deadline = time.monotonic() + 60
         while not started.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert started.exists(), "the model's command never started"
-        settled_high_change(project, env, session_id, "- tag\n- a tool ran\n")
+        path = project / "runbook" / RUNBOOK
+        event = change_and_wait(project, env, session_id, path, "1. build\n2. a tool ran\n")
+        assert event["urgency"] == "normal", event
+        outcome.append(event)
     except BaseException as error:  # reported by the test thread
-        failures.append(error)
+        outcome.append(error)
     finally:
         ready.touch()
 
@@ -383,7 +407,8 @@ def test_exec_resume_recaps_a_change_at_session_start(
     codex_env: dict[str, str],
     fake_api: FakeResponsesApi,
 ) -> None:
-    """``codex exec``, a change, then ``codex exec resume``: SessionStart (resume) recaps it."""
+    """``codex exec``, a change, then ``codex exec resume``: SessionStart (resume) recaps it.
+    (A recap shows what is unread whatever its urgency: a normal change, with no settle.)"""
     first = run_exec(codex, "hello", cwd=trusted, env=codex_env)
     assert_ok(first)
     assert first.thread_id is not None
@@ -391,7 +416,7 @@ def test_exec_resume_recaps_a_change_at_session_start(
     [request] = fake_api.response_requests()
     assert with_agentmon(request, "developer") == [], "nothing to deliver in run 1"
 
-    settled_high_change(trusted, codex_env, record["id"], "- tag\n- rotate the key first\n")
+    normal_change(trusted, codex_env, record["id"], "1. build\n2. rotate the key first\n")
     mark = fake_api.mark()
     second = run_exec(codex, "again", cwd=trusted, env=codex_env, args=["resume", first.thread_id])
     assert_ok(second)
@@ -401,7 +426,7 @@ def test_exec_resume_recaps_a_change_at_session_start(
     assert requests, "run 2 reached the fake API"
     at_start, at_prompt = around_prompt(requests[0], "again")
     assert at_start, f"no SessionStart delivery in run 2: {texts(requests[0], 'developer')}"
-    assert WATCHED in at_start[-1]
+    assert RUNBOOK in at_start[-1]
     assert at_prompt == [], "claimed at SessionStart, so nothing is left for the prompt"
     assert len(requests) == 1, "nothing left for Stop either: no continuation"
     only_model_traffic(fake_api)
@@ -416,11 +441,12 @@ def test_a_change_reaches_the_model_at_the_next_prompt_at_stop_and_after_compact
 ) -> None:
     """One Codex thread over five turns in ``codex app-server``.
 
-    Turn 2: a settled high change, delivered by UserPromptSubmit. Turn 3: a high change
-    made while the model's command runs, delivered by PostToolUse. Turn 4: a low change,
-    held at the prompt, delivered at Stop as a block reason; Codex asks the model once
-    more and the second Stop (``stop_hook_active``) injects nothing. Turn 5, after a
-    compaction: SessionStart (``compact``) recaps what is unread.
+    Turn 2: a settled high change, delivered by UserPromptSubmit. Turn 3: a normal
+    change made while the model's command runs, its reminder delivered by PostToolUse.
+    Turn 4: a low change, held at the prompt, delivered at Stop as a block reason; Codex
+    asks the model once more and the second Stop (``stop_hook_active``) injects nothing.
+    Turn 5, after an acknowledgement, a change and a compaction: SessionStart
+    (``compact``) recaps what is unread, that change alone.
     """
     server = AppServer(
         codex, trusted, codex_env, tmp_path / "codex-app-server-stderr.txt", fake_api.mark
@@ -444,7 +470,7 @@ def test_a_change_reaches_the_model_at_the_next_prompt_at_stop_and_after_compact
         assert prompt_hook["status"] == "completed", prompt_hook
 
         # PostToolUse: the change happens while the model's command runs (it waits for
-        # the event to be stored and settled), so the prompt had nothing to deliver.
+        # the event to be stored), so the prompt had nothing to deliver.
         started, ready = tmp_path / "tool-started", tmp_path / "event-settled"
         fake_api.script_tool_call(
             ToolCall(
@@ -456,16 +482,17 @@ def test_a_change_reaches_the_model_at_the_next_prompt_at_stop_and_after_compact
                 },
             )
         )
-        failures: list[BaseException] = []
+        outcome: list[dict[str, Any] | BaseException] = []
         helper = threading.Thread(
             target=change_while_the_tool_runs,
-            args=(trusted, codex_env, record["id"], started, ready, failures),
+            args=(trusted, codex_env, record["id"], started, ready, outcome),
             daemon=True,
         )
         helper.start()
         tooled = server.turn("please wait in a tool")
         helper.join(timeout=60)
-        assert not failures, failures
+        [normal] = outcome
+        assert not isinstance(normal, BaseException), normal
         call, after_tool = turn_requests(fake_api, tooled)
         assert around_prompt(call, "wait in a tool") == ([], []), "nothing at the prompt"
         kinds = [item.get("type") for item in items(after_tool)]
@@ -473,9 +500,15 @@ def test_a_change_reaches_the_model_at_the_next_prompt_at_stop_and_after_compact
         assert "Process exited with code 0" in json.dumps(items(after_tool)[-1])
         tool_context = items(after_tool)[kinds.index("function_call") + 1]
         assert tool_context.get("role") == "developer", tool_context
-        assert "AgentMon:" in json.dumps(tool_context) and WATCHED in json.dumps(tool_context)
+        reminder = json.dumps(tool_context)
+        assert f"AgentMon: {REMINDER}" in reminder, reminder
+        assert f"--session {record['id']}" in reminder, reminder
         [tool_hook] = tooled.hook_runs("postToolUse")
         assert tool_hook["status"] == "completed", tool_hook
+        states = {
+            e["id"]: e["deliveryState"] for e in listed_events(trusted, codex_env, record["id"])
+        }
+        assert states[normal["id"]] == "claimed", states
 
         low = change_and_wait(
             trusted, codex_env, record["id"], trusted / "guides" / LOW_FILE, "- spaces\n"
@@ -494,7 +527,10 @@ def test_a_change_reaches_the_model_at_the_next_prompt_at_stop_and_after_compact
         }
         assert states[low["id"]] == "claimed", states
 
-        settled_high_change(trusted, codex_env, record["id"], "- tag\n- and the notes\n")
+        # Acknowledged, so the recap can show only what comes next: a normal change (a
+        # recap shows what is unread whatever its urgency; no settle to wait out).
+        agentmonitors(trusted, codex_env, "events", "ack", "--session", record["id"])
+        normal_change(trusted, codex_env, record["id"], "1. build\n2. and the notes\n")
         compaction = server.compact()
         assert len(turn_requests(fake_api, compaction)) == 1  # the summary request
         fourth = server.turn("after compact")
@@ -502,7 +538,7 @@ def test_a_change_reaches_the_model_at_the_next_prompt_at_stop_and_after_compact
         assert requests, "turn 4 reached the fake API"
         at_start, at_prompt = around_prompt(requests[0], "after compact")
         assert at_start, f"no compact recap: {texts(requests[0], 'developer')}"
-        assert WATCHED in at_start[-1]
+        assert RUNBOOK in at_start[-1] and WATCHED not in at_start[-1], at_start[-1]
         assert at_prompt == []
         [compact_start] = fourth.hook_runs("sessionStart")
         assert compact_start["status"] == "completed", compact_start

@@ -23,7 +23,7 @@ from agentmonitors.workspace import read_local_state
 from tests.e2e.claude_code import ClaudeCode, StreamSession, run_print
 from tests.e2e.fake_api import LoggedRequest
 from tests.e2e.fake_messages_api import FakeMessagesApi
-from tests.e2e.test_live_monitor import created_at, new_input
+from tests.e2e.test_live_monitor import add_docs_monitor, created_at, new_input
 from tests.e2e.test_real_claude_code import (  # noqa: F401  (fixtures are used by name)
     SETTLE_S,
     STORE_TIMEOUT_S,
@@ -49,6 +49,7 @@ LABEL = f"<summary>{REWAKE_SUMMARY}</summary>"
 NOT_USER_INPUT = "NOT a message from the user"
 MONITOR_ID = "checklist"
 MONITOR_NAME = "Checklist changed"  # the monitor's `name`: its event's title
+DOCS_NAME = "Docs changed"  # the normal monitor's (tests/e2e/test_live_monitor.py)
 # Detection, the 15 s settle of a high event, one poll, Claude Code's turn start.
 WAKE_TIMEOUT_S = STORE_TIMEOUT_S + SETTLE_S + 30.0
 
@@ -89,27 +90,29 @@ def states(project: Path, env: dict[str, str], session_id: str) -> dict[str, str
     return {event["id"]: event["deliveryState"] for event in json.loads(listed.stdout)}
 
 
-def change_and_wake(
-    project: Path, env: dict[str, str], api: FakeMessagesApi, session_id: str, text: str
-) -> tuple[dict[str, Any], LoggedRequest, float]:
-    """Write the watched file; the stored event, the request that woke with it, the write time."""
-    mark = api.mark()
-    before = set(states(project, env, session_id))
-    written_at = time.time()
-    (project / "notes" / WATCHED).write_text(text, encoding="utf-8")
+def stored(
+    project: Path, env: dict[str, str], session_id: str, before: set[str], name: str
+) -> dict[str, Any]:
+    """The first event not in ``before`` that names ``name``, once the daemon stored it.
+    (A high change is stored when its 15 s settle ends, stamped with when it was seen.)"""
 
     def new_event() -> dict[str, Any] | None:
         listed = agentmonitors(
             project, env, "events", "list", "--session", session_id, "--format", "json"
         )
-        fresh = [
-            e for e in json.loads(listed.stdout) if e["id"] not in before and WATCHED in str(e)
-        ]
+        fresh = [e for e in json.loads(listed.stdout) if e["id"] not in before and name in str(e)]
         return fresh[0] if fresh else None
 
-    event = wait_for(new_event, timeout=STORE_TIMEOUT_S, step=0.5)
-    woken = wait_for(lambda: woken_with(api, mark, event["id"]), timeout=WAKE_TIMEOUT_S, step=0.05)
-    return event, woken[0], written_at
+    event: dict[str, Any] = wait_for(new_event, timeout=STORE_TIMEOUT_S + SETTLE_S, step=0.3)
+    return event
+
+
+def woken_by(api: FakeMessagesApi, since: int, event: dict[str, Any]) -> LoggedRequest:
+    """The first request from ``since`` on whose newest input holds ``event``."""
+    found: list[LoggedRequest] = wait_for(
+        lambda: woken_with(api, since, event["id"]), timeout=WAKE_TIMEOUT_S, step=0.05
+    )
+    return found[0]
 
 
 def test_an_idle_headless_session_is_woken_by_each_change_once(
@@ -119,6 +122,10 @@ def test_an_idle_headless_session_is_woken_by_each_change_once(
     fake_api: FakeMessagesApi,  # noqa: F811
     tmp_path: Path,
 ) -> None:
+    """Two changes while the session is idle: a high one, whose wake comes once its 15 s
+    settle ends, and inside that window a normal one, which wakes the session at once.
+    Each woken turn's Stop arms the next wait."""
+    add_docs_monitor(workspace)
     session = StreamSession(
         claude_code,
         workspace,
@@ -139,17 +146,25 @@ def test_an_idle_headless_session_is_woken_by_each_change_once(
         # Turn 1's Stop started the background wait.
         wait_for(lambda: waiter_pids(workspace, session.session_id), timeout=30, step=0.1)
 
-        woken: list[tuple[dict[str, Any], LoggedRequest]] = []
-        for number, text in enumerate(("- rotate the signing key first\n", "- and tell ops\n")):
-            event, request, written_at = change_and_wake(
-                workspace, claude_env, fake_api, record["id"], "- tag the release\n" + text
-            )
-            settled = created_at(event, written_at) + SETTLE_S
-            figures[f"change{number + 1}WriteToRequestS"] = request.time - written_at
-            figures[f"change{number + 1}SettleEndToRequestS"] = request.time - settled
-            woken.append((event, request))
-            # The woken turn's Stop arms the next wait.
-            wait_for(lambda: waiter_pids(workspace, session.session_id), timeout=30, step=0.1)
+        mark = fake_api.mark()
+        before = set(states(workspace, claude_env, record["id"]))
+        high_written = time.time()
+        (workspace / "notes" / WATCHED).write_text(
+            "- tag the release\n- rotate the signing key first\n", encoding="utf-8"
+        )
+        normal_written = time.time()
+        (workspace / "docs" / "guide.md").write_text("second\n", encoding="utf-8")
+        normal = stored(workspace, claude_env, record["id"], before, "guide.md")
+        normal_request = woken_by(fake_api, mark, normal)
+        figures["normalWriteToRequestS"] = normal_request.time - normal_written
+        # The woken turn's Stop arms the next wait.
+        wait_for(lambda: waiter_pids(workspace, session.session_id), timeout=30, step=0.1)
+        high = stored(workspace, claude_env, record["id"], before, WATCHED)
+        high_request = woken_by(fake_api, mark, high)
+        settled = created_at(high, high_written) + SETTLE_S
+        figures["highWriteToRequestS"] = high_request.time - high_written
+        figures["highSettleEndToRequestS"] = high_request.time - settled
+        wait_for(lambda: waiter_pids(workspace, session.session_id), timeout=30, step=0.1)
         turns_sent = len(session.turns)
         all_requests = fake_api.messages_requests(since=first.first_request)
     wait_for_dormant(workspace, claude_env, session.session_id)
@@ -162,25 +177,32 @@ def test_an_idle_headless_session_is_woken_by_each_change_once(
 
     # No user turn: only "hello" was written to Claude Code's stdin.
     assert turns_sent == 1
-    for event, request in woken:
+    woken = [
+        (normal, normal_request, f"[normal] docs: {DOCS_NAME}"),
+        (high, high_request, f"[high] {MONITOR_ID}: {MONITOR_NAME}"),
+    ]
+    for event, request, named in woken:
         newest = new_input(request)
         # What the model receives: our framing under the default label, the monitor (its
         # id and name), the change's urgency and id, and the command that acknowledges it.
         assert LABEL in newest and NOT_USER_INPUT in newest, newest
         assert f"{REWAKE_MESSAGE} {FRAME.strip()}" in newest, newest
         assert "Stop hook blocking error" not in newest, newest
-        assert f"[high] {MONITOR_ID}: {MONITOR_NAME}" in newest, newest
-        assert event["id"] in newest and event["title"] == MONITOR_NAME, (event, newest)
+        assert named in newest, newest
+        assert event["id"] in newest and event["title"] == named.split(": ", 1)[1], (event, newest)
         assert f"agentmonitors events ack --session {record['id']}" in newest, newest
         assert "hello" not in newest
-    # Each change woke the session exactly once: no later request has it as new input.
-    for event, _request in woken:
+    # Each change woke the session exactly once: no later request has it as new input,
+    # and the normal one did not wait for the high one to settle.
+    for event, _request, _named in woken:
         carrying = [r for r in all_requests if event["id"] in new_input(r)]
         assert len(carrying) == 1, [new_input(r) for r in carrying]
-    assert woken[0][1].index < woken[1][1].index
+    assert high["id"] not in new_input(normal_request)
+    assert normal_request.index < high_request.index
     assert FRAME.strip() not in new_input(all_requests[0])
     assert states(workspace, claude_env, record["id"]) == {
-        event["id"]: "claimed" for event, _request in woken
+        high["id"]: "claimed",
+        normal["id"]: "claimed",
     }
 
 

@@ -180,6 +180,32 @@ def test_it_outlives_a_daemon_restart_and_session_end_stops_it_quietly(
     wait_for(lambda: not host_records(), timeout=15)
 
 
+def test_after_clear_it_follows_the_session_its_process_went_on_to(
+    clocked_project: Project, running: list[Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/clear``: SessionEnd for this session, then SessionStart for a new id in the same
+    Claude Code process, which does not restart the plugin's follower: that follower goes
+    on with the new session. (This test process stands in for Claude Code's.)"""
+    project = clocked_project
+    monkeypatch.setenv("CLAUDE_PID", str(os.getpid()))
+    follower = plugin_follower(project, running)
+    project.start_session(HOST)
+    wait_for(host_records, timeout=15)
+    ended = project.payload("SessionEnd", HOST, reason="clear")
+    assert project.hook(["session", "end"], ended)[0] == 0
+    cleared = "0b6f5a3c-after-clear"
+    started = project.payload("SessionStart", cleared, source="clear")
+    code, _out, err = project.hook(["session", "start"], started)
+    assert code == 0, err
+    wait_for(lambda: host_records(cleared), timeout=15)
+    assert not host_records()
+    event_id = project.settled_change()
+    line = follower.line()
+    assert line is not None and event_id in line, line
+    assert project.session_id(cleared) in line and project.session_id(HOST) not in line
+    assert follower.process.poll() is None
+
+
 def test_a_daemon_that_cannot_be_started_again_ends_it_with_one_line(
     clocked_project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:

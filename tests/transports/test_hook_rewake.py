@@ -55,8 +55,10 @@ class Host:
 
     def __init__(self, *args: str) -> None:
         # Python leaves the arguments after -c to the script, which ignores them.
+        # Its input is a pipe the test holds open, as an SDK holds a session's.
         self.process = subprocess.Popen(
             [sys.executable, "-c", "import time; time.sleep(300)", *args],
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -65,9 +67,16 @@ class Host:
     def pid(self) -> str:
         return str(self.process.pid)
 
+    def end_input(self) -> None:
+        """Close the host's input, as an SDK does when its session is done."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+
     def end(self) -> None:
         self.process.kill()
         self.process.wait()
+        if self.process.stdin is not None:
+            self.process.stdin.close()
 
 
 @pytest.fixture
@@ -215,6 +224,17 @@ def test_a_newer_stop_retires_the_waiting_hook_and_an_ended_host_ends_it(
     wait_for(lambda: waiting(project, again), timeout=20)
     host.end()
     assert finish(again, timeout=10) == (0, "", "")
+
+
+def test_a_waiter_ends_when_the_hosts_input_ends(project: Project, host: Host) -> None:
+    """A headless host whose input ended waits for its background hooks before it exits:
+    the waiter ends then, or it would hold the host up for the hook's whole timeout."""
+    project.start_session()
+    waiter = start_rewake(project, host.pid)
+    wait_for(lambda: waiting(project, waiter), timeout=20)
+    host.end_input()
+    assert finish(waiter, timeout=10) == (0, "", "")
+    assert host.process.poll() is None  # the host itself is still there
 
 
 @pytest.mark.parametrize(

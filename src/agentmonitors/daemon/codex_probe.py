@@ -19,9 +19,9 @@ import base64
 import json
 import os
 import struct
-from collections.abc import Mapping
 from typing import Any
 
+from agentmonitors.delivery.codex_home import codex_home
 from agentmonitors.fastpath.lazy_logging import get_logger
 
 __all__ = [
@@ -58,14 +58,6 @@ class ThreadState:
     def __init__(self, idle: bool, cwd: str | None) -> None:
         self.idle = idle
         self.cwd = cwd
-
-
-def codex_home(environ: Mapping[str, str]) -> str:
-    """``$CODEX_HOME``, else ``~/.codex`` (Codex's own default)."""
-    explicit = environ.get("CODEX_HOME")
-    if explicit:
-        return os.path.abspath(explicit)
-    return os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".codex")
 
 
 def control_socket(home: str) -> str:

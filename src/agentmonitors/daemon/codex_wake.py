@@ -30,6 +30,7 @@ from agentmonitors.daemon.codex_probe import (
     thread_state,
     tui_holds,
 )
+from agentmonitors.delivery.codex_home import session_home
 from agentmonitors.delivery.heartbeats import write_heartbeat
 from agentmonitors.delivery.transports.codex_queue import TRANSPORT, wake_key
 from agentmonitors.delivery.transports.health import same_path
@@ -117,10 +118,12 @@ class CodexWaker:
 
     async def _wake(self, session: Mapping[str, Any]) -> int:
         thread = session["hostSessionId"]
-        state = await thread_state(self.home, thread)
+        # The thread's own home, as its SessionStart recorded it; else the daemon's.
+        home = session_home(thread) or self.home
+        state = await thread_state(home, thread)
         if state is None or not state.idle or state.cwd is None:
             return 0
-        if not await asyncio.to_thread(tui_holds, self.home, state.cwd):
+        if not await asyncio.to_thread(tui_holds, home, state.cwd):
             log.info("Codex thread %s: no TUI holds it; its hooks will deliver", thread)
             return 0
         request = {"hostSessionId": thread, "socketPath": self.socket_path}
@@ -128,7 +131,7 @@ class CodexWaker:
         delivery_id = reply.get("deliveryId")
         if reply.get("reservation") is None or not isinstance(delivery_id, str):
             return 0
-        if not await self._queue(thread, reply["text"]):
+        if not await self._queue(thread, reply["text"], home):
             self.service.release(delivery_id)
             return 0
         self.service.channel_sent(delivery_id)
@@ -144,9 +147,9 @@ class CodexWaker:
         )
         return 1
 
-    async def _queue(self, thread: str, text: str) -> bool:
-        """``codex queue`` for ``thread``; True when it exits 0 within the time limit."""
-        cli = managed_cli(self.home) or self.path_cli
+    async def _queue(self, thread: str, text: str, home: str) -> bool:
+        """``codex queue`` for ``thread`` under ``home``; True when it exits 0 in time."""
+        cli = managed_cli(home) or self.path_cli
         if cli is None:
             log.warning("no Codex CLI to queue a wake for %s: the hooks will deliver", thread)
             return False
@@ -159,7 +162,7 @@ class CodexWaker:
                 thread,
                 "--message",
                 text,
-                env={**self.environ, "CODEX_HOME": self.home},
+                env={**self.environ, "CODEX_HOME": home},
                 cwd=neutral_cwd(self.workspace),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,

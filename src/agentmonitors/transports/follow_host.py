@@ -7,8 +7,10 @@ turn (docs/architecture.md, "Live updates"). So this waits, printing nothing, un
 project is enabled, live updates are on and the daemon knows the session; then it
 follows it with :class:`~agentmonitors.transports.follow.Follower`. A daemon that went
 away is booted again as session start boots it; a session that went dormant is waited
-for again. It ends when Claude Code ends it, or when Claude Code is gone; a stop it
-cannot avoid (a daemon that cannot be started) ends with one line saying so.
+for again, unless its process went on to another session (``/clear`` starts one with a
+new id and leaves this follower running): then that one is followed. It ends when
+Claude Code ends it, or when Claude Code is gone; a stop it cannot avoid (a daemon that
+cannot be started) ends with one line saying so.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import time
 from typing import Any, TextIO
 
 from agentmonitors.daemon.client import DaemonError, call
+from agentmonitors.delivery.host_process import current_session
 from agentmonitors.paths import fit_socket_path, workspace_db, workspace_socket
 from agentmonitors.transports.follow import Follower
 from agentmonitors.workspace import (
@@ -75,6 +78,7 @@ class HostFollower:
         self._last_away = 0.0
         self._failed_boots = 0
         self._first_look = time.monotonic()
+        self._ended = False  # the session it followed ended (it may go on after /clear)
 
     def project(self) -> tuple[str, LocalState, str] | None:
         """The enabled project of this folder with live updates on, and its socket."""
@@ -124,6 +128,25 @@ class HostFollower:
             return f"the daemon stopped and could not be started again ({failure})"
         return None
 
+    def went_on(self, socket: str) -> bool:
+        """After its session ended: whether Claude Code went on to another one in the
+        same process (``/clear``), now followed instead (its SessionStart recorded it)."""
+        if not self._ended:
+            return False
+        successor = current_session(self.claude_pid)
+        if successor is None or successor == self.host_session_id:
+            return False
+        previous, self.host_session_id = self.host_session_id, successor
+        try:
+            registered = self.find_session(socket) is not None
+        except DaemonError:
+            registered = False  # the next look finds the daemon away, and revives it
+        if not registered:
+            self.host_session_id = previous  # not registered yet: look again soon
+            return False
+        self._ended = False
+        return True
+
     def gone(self) -> bool:
         return self.stop.is_set() or not _alive(self.claude_pid)
 
@@ -148,7 +171,8 @@ class HostFollower:
             self._known_daemon = True
             self._away_since = None
             if session is None:
-                self.stop.wait(WAIT_S)
+                if not self.went_on(socket):
+                    self.stop.wait(WAIT_S)
                 continue
             code = self.follow(str(session["id"]), workspace, state, socket)
             if code is not None:
@@ -175,6 +199,7 @@ class HostFollower:
         code = follower.run()
         self.follower = None
         if follower.reason == "the session ended" and not self.gone():
+            self._ended = True
             return None
         return code
 

@@ -16,7 +16,9 @@ deliverable event and exits 2 with it; see docs/architecture.md, "Host adapters"
   continuation, a tool call; read from the transcript, ``transports/turn_watch.py``) it
   exits 0 and leaves the change to that turn's hooks; the turn's Stop arms a new wait.
 - One waiter per session: each Stop writes its pid into the session's folder, and an
-  older waiter that sees another pid there exits.
+  older waiter that sees another pid there exits. It also exits when the host ends, or
+  when the host's input (a pipe) has ended: the host then waits for its background
+  hooks before it exits, and a waiter would hold it up to the hook's timeout.
 - Only a real delivery exits 2 (a Stop hook that always exits 2 would wake the session
   for ever). The delivery goes through the follow transport's reservation and the shared
   handoff (``transports/handoff.py``): committed once written to stderr, released
@@ -29,6 +31,7 @@ Standard library only at import, like ``hook deliver``: it runs at every Stop.
 from __future__ import annotations
 
 import os
+import select
 import sys
 import time
 
@@ -245,6 +248,30 @@ def _alive(pid_text: str | None) -> bool:
     return True
 
 
+def _input_ended(pid_text: str | None) -> bool:
+    """Whether the host reads its input from a pipe that nobody can write to any more.
+
+    Read without taking anything from the pipe: a second read end, opened through
+    ``/proc``, is polled for the hang-up a pipe reports once its last writer has gone.
+    A terminal, a socket, or a system without ``/proc`` says nothing (False).
+    """
+    if not pid_text or not pid_text.isdigit():
+        return False
+    path = f"/proc/{pid_text}/fd/0"
+    try:
+        if not os.readlink(path).startswith("pipe:"):
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return any(mask & select.POLLHUP for _fd, mask in poller.poll(0))
+    finally:
+        os.close(fd)
+
+
 class Waiter:
     """One background wait: reserve through the follow transport until a delivery or a
     reason to stop, then write it to stderr and commit it."""
@@ -290,6 +317,10 @@ class Waiter:
         started = self.clock()
         while self.clock() - started < self.max_wait_s:
             if not _holds_slot(self.slot) or not _alive(self.host_pid):
+                return ""
+            if _input_ended(self.host_pid):
+                # Its input ended: the host only waits for its background hooks (this
+                # one) before it exits, and no turn will come that a wake could start.
                 return ""
             if self.turn.turn_started():
                 # The turn's own hooks deliver now; its Stop arms the next wait.

@@ -6,6 +6,7 @@ in a project that is not enabled never imports the daemon client.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from agentmonitors.daemon.client import call, ping
@@ -52,6 +53,10 @@ def open_session(
         workspace,
         state._replace(enabled=True, socket=socket, db=db, last_boot_failure_at=None),
     )
+    try:
+        adapter.record_session_environment(host_session_id, os.environ)
+    except OSError as error:  # the session still registers; the daemon's own env serves
+        sys.stderr.write(f"AgentMon: could not record the session's environment: {error}\n")
     session = call(
         socket,
         "session.open",

@@ -260,6 +260,11 @@ class HostAdapter:
         marker = session_marker(payload.session_id) if payload.session_id else None
         return resolve_enabled_project(payload.cwd, marker, self.environment(os.environ))
 
+    def record_session_environment(self, host_session_id: str, environ: Mapping[str, str]) -> None:
+        """At session start, in the session's own environment: keep what the daemon
+        needs of it later to reach this session (nothing, for most hosts)."""
+        del host_session_id, environ
+
     def unreachable(self) -> list[tuple[str, str]]:
         """``(point, what happens instead)`` for every point this host cannot reach."""
         return [

@@ -10,6 +10,7 @@ context to the model and runs one more turn, whose Stop then carries
 
 from __future__ import annotations
 
+from agentmonitors.delivery.host_process import record_current_session
 from agentmonitors.delivery.vocabulary import CLAUDE_ADAPTER
 from agentmonitors.transports.hosts.base import (
     HookPayload,
@@ -53,6 +54,11 @@ class ClaudeCode(HostAdapter):
     session_end_event = "SessionEnd"
     stop_event = "Stop"
     project_dir_env = "CLAUDE_PROJECT_DIR"
+
+    def record_session_environment(self, host_session_id: str, environ: Mapping[str, str]) -> None:
+        # After /clear the plugin's follower, started for the first session of this
+        # process, finds the session its process runs now here (transports/follow_host.py).
+        record_current_session(environ.get("CLAUDE_PID"), host_session_id)
 
     def normalise(self, data: Mapping[str, object]) -> HookPayload:
         raw = {name: data.get(name) for name in ("session_id", "hook_event_name", "cwd")}

@@ -11,8 +11,9 @@ a payload of the same family: ``session_id`` (the thread), ``turn_id``, ``cwd``,
   ``stop_hook_active`` true, and nothing is injected, so a stop never loops.
 
 An idle thread is woken by the daemon with ``codex queue`` (the codex-queue transport,
-``delivery/transports/codex_queue.py``); the woken turn's UserPromptSubmit prompt is our
-text, whose tag proves that delivery instead of repeating it.
+``delivery/transports/codex_queue.py``) under the ``CODEX_HOME`` SessionStart recorded
+for the thread (``delivery/codex_home.py``); the woken turn's UserPromptSubmit prompt is
+our text, whose tag proves that delivery instead of repeating it.
 
 ``hookSpecificOutput.additionalContext`` reaches the model at the other three events
 as a developer message. Codex has no SessionEnd: a Codex session goes dormant when it
@@ -23,6 +24,7 @@ built by one JSON encoder.
 
 from __future__ import annotations
 
+from agentmonitors.delivery.codex_home import record_session_home
 from agentmonitors.delivery.codex_queue_text import queued_delivery_ids
 from agentmonitors.delivery.host_capabilities import UNREACHABLE
 from agentmonitors.fastpath.jsonline import dumps
@@ -83,6 +85,11 @@ class Codex(HostAdapter):
             if event == "UserPromptSubmit"
             else (),
         )
+
+    def record_session_environment(self, host_session_id: str, environ: Mapping[str, str]) -> None:
+        # The daemon probes and queues under the thread's own CODEX_HOME, which may
+        # not be the one in the environment the daemon was started from.
+        record_session_home(host_session_id, environ)
 
     def continue_after_stop(self, event_name: str | None, text: str) -> str:
         # Codex's Stop takes no additionalContext: blocking with a reason is what
