@@ -22,6 +22,7 @@ from agentmonitors.catalog.definitions import DefinitionCache, Definitions
 from agentmonitors.clock import iso_from_ms
 from agentmonitors.delivery.transports.registry import transports as registered_transports
 from agentmonitors.diagnosis.doctor_command import hook_command_check
+from agentmonitors.diagnosis.doctor_file_events import file_events_check
 from agentmonitors.diagnosis.doctor_monitors import MonitorReading, read_monitors
 from agentmonitors.diagnosis.doctor_transports import (
     BLOCKING,
@@ -75,6 +76,8 @@ class DoctorContext:
     """Why the database could not be read (then the report is built without it)."""
     older_daemon: bool = False
     """A daemon answered but predates ``doctor.report``: it runs an older install."""
+    file_events: Mapping[str, Any] | None = None
+    """The running daemon's file-event state (``daemon status``'s ``fileEvents``)."""
 
 
 def doctor_context(
@@ -88,6 +91,7 @@ def doctor_context(
     runtime: Runtime | None,
     store_reopened: Mapping[str, Any] | None,
     db_path: str,
+    file_events: Mapping[str, Any] | None = None,
 ) -> DoctorContext:
     """The context of a ``doctor.report`` request answered by a running daemon.
 
@@ -109,6 +113,7 @@ def doctor_context(
         runtime=runtime,
         store_reopened=store_reopened,
         db_path=db_path,
+        file_events=file_events,
     )
 
 
@@ -337,7 +342,8 @@ def build_report(
     ids += [problem.monitor_id for problem in watched.problems]
     watches = sum(watch_session(monitor_id) is not None for monitor_id in ids)
     checks = [_project_check(ctx.workspace), *_folder_checks(ctx, definitions, watches)]
-    checks += [_daemon_check(ctx, leads), _lead_check(ctx, leads), hook_command_check()]
+    checks += [_daemon_check(ctx, leads), *file_events_check(ctx.file_events)]
+    checks += [_lead_check(ctx, leads), hook_command_check()]
     checks += host_checks(leads)
     readings = _readings(db, registry, watched, ctx)
     checks += [reading.check for reading in readings]
