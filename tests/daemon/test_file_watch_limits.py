@@ -20,7 +20,6 @@ import pytest
 
 from agentmonitors.daemon.client import call, ping
 from agentmonitors.paths import resolve_db_path, resolve_socket_path
-from agentmonitors.sources.file_events_inotify import WATCH_LIMIT_ENV
 from tests.conftest import CliResult
 from tests.waiting import wait_for
 
@@ -28,6 +27,9 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's"),
 ]
+
+# The daemon's watch cap (sources/file_events_inotify.py), as a user sets it.
+WATCH_LIMIT_ENV = "AGENTMONITORS_FILE_WATCH_LIMIT"
 
 MONITOR = """---
 watch:

@@ -35,8 +35,14 @@ logger = logging.getLogger("agentmonitors.hints")
 
 WATCH_LIMIT_ENV = "AGENTMONITORS_FILE_WATCH_LIMIT"
 """At most this many watches for the daemon (a share of ``max_user_watches``)."""
-COALESCE_S = 0.005
-"""Events this close together are dispatched as one batch (a write is several events)."""
+QUIET_S = 0.005
+"""Changed paths are dispatched once events pause this long and every file written
+meanwhile is closed again: a write is several events (create or truncate, modify,
+close), and a reconcile between them would see a half-written file (an empty one
+first, then a second change)."""
+MAX_DELAY_S = 0.05
+"""Events that never pause, or a file kept open for writing (a log), are still
+dispatched this long after the first of them."""
 RESCAN_S = 2.0
 """How often unwatched folders are rescanned, and watching them tried again."""
 OVERFLOW_LOG_EVERY_S = 600.0
@@ -168,6 +174,8 @@ class InotifyTree:
         self._refusal: str | None = None
         self._pending: set[str] = set()
         self._flush_handle: asyncio.TimerHandle | None = None
+        self._first_event_at = self._last_event_at = 0.0
+        self._writing: set[str] = set()  # files written to and not closed yet
         self._rescan_handle: asyncio.TimerHandle | None = None
         self._overflows = 0
         self._last_overflow_at: str | None = None
@@ -375,8 +383,16 @@ class InotifyTree:
             self._overflowed()
         if self._unwatched and self._rescan_handle is None:
             self._after_refusals()
-        if self._pending and self._flush_handle is None and self._loop is not None:
-            self._flush_handle = self._loop.call_later(COALESCE_S, self._flush)
+        if self._pending and self._loop is not None:
+            self._last_event_at = now = self._loop.time()
+            handle = self._flush_handle
+            if handle is None:
+                self._first_event_at = now
+                self._flush_handle = self._loop.call_at(now + QUIET_S, self._flush)
+            elif not self._writing and handle.when() > now + QUIET_S:
+                # The last open write closed: no need to wait out MAX_DELAY_S.
+                handle.cancel()
+                self._flush_handle = self._loop.call_at(now + QUIET_S, self._flush)
 
     def _handle(self, event: InotifyEvent) -> bool:
         """Note one event's path; True for a queue overflow."""
@@ -392,6 +408,11 @@ class InotifyTree:
                 del self._wds[folder]
             return False
         path = os.path.join(folder, event.name) if event.name else folder
+        if not mask & IN_ISDIR:
+            if mask & IN_CLOSE_WRITE:
+                self._writing.discard(path)
+            elif mask & (IN_CREATE | IN_MODIFY):
+                self._writing.add(path)
         if mask & IN_ISDIR and event.name:
             if mask & (IN_MOVED_FROM | IN_DELETE):
                 self._forget_tree(path)
@@ -426,6 +447,14 @@ class InotifyTree:
 
     def _flush(self) -> None:
         self._flush_handle = None
+        if self._loop is not None and not self._closed:
+            # Events came meanwhile: wait for the pause, up to MAX_DELAY_S in all.
+            quiet = self._first_event_at + MAX_DELAY_S if self._writing else self._last_event_at
+            due = min(quiet + QUIET_S, self._first_event_at + MAX_DELAY_S)
+            if due > self._loop.time():
+                self._flush_handle = self._loop.call_at(due, self._flush)
+                return
         pending, self._pending = self._pending, set()
+        self._writing.clear()
         if pending and not self._closed:
             self._dispatch(sorted(pending))
