@@ -30,7 +30,9 @@ def file_events_text(state: Mapping[str, Any]) -> str:
         )
     elif backend and not problem:
         watches = state.get("watches")
-        text = f"{backend}, event-driven" + (f" ({watches} watch(es))" if watches is not None else "")
+        text = f"{backend}, event-driven"
+        if watches is not None:
+            text += f" ({watches} watch(es))"
     elif problem:
         text = f"off: {problem}"
     else:
