@@ -16,6 +16,15 @@ RAISE_LIMIT = (
     " the monitors' globs; file events resume by themselves once watches can be added"
 )
 
+GONE = (
+    "none needed: a watched folder that was moved or deleted is watched again once it is back,"
+    " or the daemon moves the watch to what the monitors' globs name now at its next tick"
+)
+RESTART = (
+    "fix the cause named here, then `agentmonitors daemon stop` (the next session starts it"
+    " again); meanwhile each monitor's interval still finds every change"
+)
+
 
 def file_events_text(state: Mapping[str, Any]) -> str:
     """One line: how file changes reach the daemon now."""
@@ -50,13 +59,16 @@ def file_events_check(state: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The ``file-events`` check, when a running daemon reported its state."""
     if not state:
         return []
-    detail = file_events_text(state)
-    rescanning = state.get("mode") == "rescanning" or not state.get("available", True)
+    remediation: str | None = None
+    if state.get("mode") == "rescanning":
+        remediation = RAISE_LIMIT if state.get("limited") else GONE
+    elif not state.get("available", True):
+        remediation = RESTART
     return [
         {
             "name": "file-events",
-            "status": "idle" if rescanning else "pass",
-            "detail": detail,
-            "remediation": RAISE_LIMIT if state.get("mode") == "rescanning" else None,
+            "status": "pass" if remediation is None else "idle",
+            "detail": file_events_text(state),
+            "remediation": remediation,
         }
     ]

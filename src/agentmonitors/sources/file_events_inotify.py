@@ -182,6 +182,7 @@ class InotifyTree:
         self._overflow_logged_at: float | None = None
         self._closed = False
         self._degraded_logged = False
+        self._limited = False  # some folders are unwatched for want of watches
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -199,6 +200,7 @@ class InotifyTree:
         except OSError as error:  # EMFILE: max_user_instances reached
             factory_failure = error
         if self._notifier is None:
+            self._limited = True
             self._refuse(self._roots, f"no inotify instance: {factory_failure}")
         else:
             # The first walk can take a while on a big tree: off the loop. Events from
@@ -246,6 +248,7 @@ class InotifyTree:
             "mode": self.mode,
             "watches": len(self._paths),
             "watchLimit": self._limit,
+            "limited": self._limited and bool(self._unwatched),
             "unwatchedFolders": len(self._unwatched),
             "unwatchedExamples": _outermost(self._unwatched)[:3],
             "overflows": self._overflows,
@@ -282,6 +285,7 @@ class InotifyTree:
                         self._refuse([folder], f"cannot watch {folder} ({error.strerror})")
                     logger.debug("not watching %s: %s", folder, error)
                     continue
+                self._limited = True
                 why = f"watches refused ({error.strerror or error})"
                 if error.errno == errno.ENOSPC:
                     why += f"; fs.inotify.max_user_watches is {_kernel_watch_limit()}"
@@ -362,7 +366,7 @@ class InotifyTree:
         if self._unwatched:
             self._after_refusals()
             return
-        self._degraded_logged = False
+        self._degraded_logged = self._limited = False
         logger.warning("file events: every folder is watched again (%d watches)", len(self._paths))
 
     # ------------------------------------------------------------------ events
