@@ -132,7 +132,7 @@ def test_refused_watches_and_a_queue_overflow_are_rescanned_and_said_once(
     if queued is None:
         pytest.skip("no /proc/sys/fs/inotify/max_queued_events to size the overflow")
     process.send_signal(signal.SIGSTOP)
-    for index in range(queued // 2 + 100):  # a create and a close-write each
+    for index in range(queued // 2 + 1000):  # a create and a close-write each
         os.close(os.open(root / "notes" / f"burst-{index}.tmp", os.O_CREAT | os.O_WRONLY))
     process.send_signal(signal.SIGCONT)
     state = wait_for(lambda: (state := _file_events(root))["overflows"] >= 1 and state)
