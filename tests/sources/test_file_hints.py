@@ -386,3 +386,23 @@ def test_inotify_follows_new_moved_and_deleted_folders(tmp_path: Path) -> None:
             await watcher.close()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.slow
+def test_without_inotify_watchfiles_watches_instead(tmp_path: Path) -> None:
+    def no_inotify() -> Any:
+        raise ImportError("no inotify here")
+
+    async def scenario() -> None:
+        hints = Hints()
+        watcher = FileHintWatcher(hints, backend="inotify", notifier_factory=no_inotify)
+        try:
+            await watcher.update({"m": [str(tmp_path)]})
+            assert watcher.state() == {"backend": "watchfiles", "mode": "events"}
+            await asyncio.sleep(0.1)
+            (tmp_path / "a.txt").write_text("a")
+            assert await hints.next() == {"m"}
+        finally:
+            await watcher.close()
+
+    asyncio.run(scenario())
