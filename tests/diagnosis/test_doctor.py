@@ -103,7 +103,10 @@ def assert_shape(report: dict[str, Any], monitor_ids: list[str]) -> None:
     for row in report["transports"]:
         assert set(row) >= TRANSPORT_KEYS
     names = [check["name"] for check in report["checks"]]
-    assert names == BASE_ORDER + [f"monitor:{name}" for name in monitor_ids] + TAIL_ORDER
+    base = list(BASE_ORDER)
+    if report["daemon"]["running"]:  # a running daemon says how file changes reach it
+        base.insert(base.index("daemon-reachable") + 1, "file-events")
+    assert names == base + [f"monitor:{name}" for name in monitor_ids] + TAIL_ORDER
     for check in report["checks"]:
         assert set(check) == {"name", "status", "detail", "remediation"}
         assert check["status"] in {"pass", "fail", "skip", "idle"}
@@ -233,6 +236,8 @@ def test_daemon_up_answers_doctor_report_and_a_prompted_session_is_deliverable(
     assert hook["lastDelivery"] is not None
     assert channel["configured"] is False
     found = checks(report)
+    assert found["file-events"]["status"] == "pass"
+    assert "event-driven" in found["file-events"]["detail"]
     assert found["monitor:notes"]["status"] == "pass"
     assert found["transport:channel"]["status"] == "skip"
     assert found["delivery-verdict"]["status"] == "pass"

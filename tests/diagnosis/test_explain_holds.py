@@ -180,7 +180,11 @@ def test_more_settled_events_than_fit_are_deferred_by_cap_as_the_hook_then_shows
     project = clocked_project
     session = project.start_session("host-cap")
     for index in range(60):
-        (project.root / "notes" / f"note-{index:02d}.txt").write_text(f"note {index}\n")
+        # Written whole (a rename), as settled_change does: a reconcile that lands
+        # between a plain write's truncate and its write sees an empty note first.
+        scratch = project.root / "notes" / f".note-{index:02d}.partial"
+        scratch.write_text(f"note {index}\n")
+        os.replace(scratch, project.root / "notes" / f"note-{index:02d}.txt")
     stored: list[str] = []
     for _ in range(6):
         project.daemon.advance(31)

@@ -180,7 +180,7 @@ class Daemon:
         hints = self._hints
         if hints is None:
             return {"available": False, "problem": "not started"}
-        return {"available": bool(hints.available), "problem": hints.problem}
+        return {"available": bool(hints.available), "problem": hints.problem, **hints.state()}
 
     def _after_tick(self, definitions: Definitions, result: TickResult | None) -> None:
         """Recompute which folders to watch for the monitors that can run now.

@@ -168,6 +168,7 @@ class _OwnMethods:
             runtime=daemon.runtime,
             store_reopened=daemon.store_reopened,
             db_path=daemon.options.db_path,
+            file_events=daemon.file_events_status(),
         )
         return build_report(daemon.db, daemon.registry, replace(ctx, quick_check=checked))
 

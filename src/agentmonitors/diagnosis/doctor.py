@@ -23,6 +23,7 @@ from agentmonitors.clock import iso_from_ms
 from agentmonitors.delivery.transports.registry import transports as registered_transports
 from agentmonitors.diagnosis.doctor_command import hook_command_check
 from agentmonitors.diagnosis.doctor_database import database_check
+from agentmonitors.diagnosis.doctor_file_events import file_events_check
 from agentmonitors.diagnosis.doctor_monitors import MonitorReading, read_monitors
 from agentmonitors.diagnosis.doctor_transports import (
     BLOCKING,
@@ -75,10 +76,12 @@ class DoctorContext:
     store_problem: str | None = None
     """Why the database could not be read (then the report is built without it)."""
     older_daemon: bool = False
+    """A daemon answered but predates ``doctor.report``: it runs an older install."""
     quick_check: str | None = None
     """``PRAGMA quick_check``'s answer when the caller ran it already (the daemon, off its
     loop); None runs it here."""
-    """A daemon answered but predates ``doctor.report``: it runs an older install."""
+    file_events: Mapping[str, Any] | None = None
+    """The running daemon's file-event state (``daemon status``'s ``fileEvents``)."""
 
 
 def doctor_context(
@@ -92,6 +95,7 @@ def doctor_context(
     runtime: Runtime | None,
     store_reopened: Mapping[str, Any] | None,
     db_path: str,
+    file_events: Mapping[str, Any] | None = None,
 ) -> DoctorContext:
     """The context of a ``doctor.report`` request answered by a running daemon.
 
@@ -113,6 +117,7 @@ def doctor_context(
         runtime=runtime,
         store_reopened=store_reopened,
         db_path=db_path,
+        file_events=file_events,
     )
 
 
@@ -341,7 +346,8 @@ def build_report(
     ids += [problem.monitor_id for problem in watched.problems]
     watches = sum(watch_session(monitor_id) is not None for monitor_id in ids)
     checks = [_project_check(ctx.workspace), *_folder_checks(ctx, definitions, watches)]
-    checks += [_daemon_check(ctx, leads), _lead_check(ctx, leads), hook_command_check()]
+    checks += [_daemon_check(ctx, leads), *file_events_check(ctx.file_events)]
+    checks += [_lead_check(ctx, leads), hook_command_check()]
     store_check, store_facts = database_check(
         db, ctx.workspace, ctx.db_path, ctx.store_problem, ctx.quick_check
     )

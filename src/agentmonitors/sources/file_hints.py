@@ -1,4 +1,4 @@
-"""File-change hints for file-fingerprint monitors, from watchfiles events.
+"""File-change hints for file-fingerprint monitors, from inotify or watchfiles events.
 
 A hint only says "look at this monitor soon": the runtime answers it with an ordinary
 ``observe`` (a full reconcile), which stays the truth. Events can be lost, coalesced
@@ -6,8 +6,11 @@ or unavailable (inotify limits, ``AGENTMONITORS_NO_FILE_EVENTS=1``, filesystems 
 notifications); the periodic reconcile is the fallback, so a missed or spurious hint
 costs latency or one cheap reconcile, never correctness.
 
-watchfiles is imported inside the functions that use it, so importing this module
-stays cheap.
+On Linux the events come from inotify on the event loop (``file_events_inotify``: no
+wakeup while nothing changes, a change hinted within milliseconds, watcher limits
+handled by rescanning); elsewhere, or when inotify cannot be loaded, from watchfiles,
+whose thread polls its backend every ``STEP_MS``. Both are imported inside the
+functions that use them, so importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -16,10 +19,18 @@ import asyncio
 import logging
 import os
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from agentmonitors.sources.file_events_inotify import (
+    RESCAN_S,
+    InotifyTree,
+    NotifierFactory,
+    default_notifier,
+    watch_limit_from_env,
+)
 from agentmonitors.sources.file_globs import GlobPattern, compile_patterns, resolve_base
 from agentmonitors.sources.traits import FileHints
 
@@ -144,10 +155,24 @@ class FileHintWatcher:
         *,
         debounce_ms: int = DEBOUNCE_MS,
         step_ms: int = STEP_MS,
+        backend: str = "auto",
+        notifier_factory: NotifierFactory = default_notifier,
+        watch_limit: int | None = None,
+        rescan_s: float = RESCAN_S,
     ) -> None:
+        """``backend`` ``auto`` is inotify on Linux (``notifier_factory`` makes its
+        instance) and watchfiles elsewhere; ``watch_limit`` None reads the cap from the
+        environment (see ``file_events_inotify``)."""
         self._on_hint = on_hint
         self._debounce_ms = debounce_ms
         self._step_ms = step_ms
+        if backend not in ("auto", "inotify", "watchfiles"):
+            raise ValueError(f"unknown file event backend {backend!r}")
+        inotify = backend == "inotify" or (backend == "auto" and sys.platform.startswith("linux"))
+        self._factory: NotifierFactory | None = notifier_factory if inotify else None
+        self._watch_limit = watch_limit if watch_limit is not None else watch_limit_from_env()
+        self._rescan_s = rescan_s
+        self._tree: InotifyTree | None = None
         self._targets: dict[str, tuple[str, ...]] = {}
         self._filters: dict[str, HintFilter] = {}
         self._roots: tuple[str, ...] = ()
@@ -165,17 +190,28 @@ class FileHintWatcher:
     @property
     def available(self) -> bool:
         """Whether change events can be delivered (no problem recorded)."""
-        return self._problem is None
+        return self.problem is None
 
     @property
     def problem(self) -> str | None:
-        """Why events are unavailable, when they are."""
+        """Why events are unavailable (or some folders are rescanned instead), when so."""
+        if self._tree is not None:
+            return self._tree.problem
         return self._problem
 
     @property
     def roots(self) -> tuple[str, ...]:
         """The folders being watched (recursively)."""
-        return self._roots if self._task is not None and not self._task.done() else ()
+        running = self._tree is not None or (self._task is not None and not self._task.done())
+        return self._roots if running else ()
+
+    def state(self) -> dict[str, Any]:
+        """The backend and its mode, for ``daemon status`` and ``doctor``."""
+        if self._tree is not None:
+            return self._tree.state()
+        if self._task is not None and not self._task.done():
+            return {"backend": "watchfiles", "mode": "events"}
+        return {"backend": None, "mode": "off" if self._roots or self._disabled else "idle"}
 
     async def update(
         self,
@@ -196,7 +232,7 @@ class FileHintWatcher:
         if self._disabled:
             return
         roots = tuple(outermost(root for roots in self._targets.values() for root in roots))
-        running = self._task is not None and not self._task.done()
+        running = self._tree is not None or (self._task is not None and not self._task.done())
         if roots == self._roots:
             if running or not roots:
                 return
@@ -206,10 +242,12 @@ class FileHintWatcher:
         self._roots = roots
         if not roots:
             return
-        stop = asyncio.Event()
-        self._stop = stop
         self._problem = None
         self._failed_at = None
+        if self._factory is not None and await self._start_tree(roots, self._factory):
+            return
+        stop = asyncio.Event()
+        self._stop = stop
         self._task = asyncio.create_task(self._run(roots, stop), name="agentmonitors-file-hints")
         # Let the task start watching, so a failure to start shows in ``problem`` now.
         await asyncio.sleep(0)
@@ -219,7 +257,29 @@ class FileHintWatcher:
         await self._stop_task()
         self._roots = ()
 
+    async def _start_tree(self, roots: tuple[str, ...], factory: NotifierFactory) -> bool:
+        """Watch with inotify; False when it cannot be loaded here (then watchfiles)."""
+        tree = InotifyTree(
+            roots,
+            self._dispatch,
+            notifier_factory=factory,
+            watch_limit=self._watch_limit,
+            rescan_s=self._rescan_s,
+        )
+        try:
+            await tree.start()
+        except Exception as error:
+            tree.close()
+            self._factory = None  # the same failure would come back: watchfiles from now on
+            logger.warning("inotify unavailable (%s); file events come from watchfiles", error)
+            return False
+        self._tree = tree
+        return True
+
     async def _stop_task(self) -> None:
+        tree, self._tree = self._tree, None
+        if tree is not None:
+            tree.close()
         task, stop = self._task, self._stop
         self._task = self._stop = None
         if task is None:

@@ -10,6 +10,7 @@ import click
 from agentmonitors.cli.daemon.reaping import reaping_text
 from agentmonitors.cli.output import format_option, print_document, report_error
 from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, DaemonRefusedError, call
+from agentmonitors.diagnosis.doctor_file_events import file_events_text
 from agentmonitors.paths import resolve_db_path, resolve_socket_path
 from agentmonitors.runtime.human import human_duration
 from agentmonitors.workspace import resolve_workspace
@@ -54,6 +55,8 @@ def status(socket: str | None, workspace: str | None, output_format: str) -> int
     ]
     if report["running"]:
         lines.append(f"Reaping: {reaping_text(report.get('reapAfterMs'))}")
+    if isinstance(report.get("fileEvents"), dict):
+        lines.append(f"File events: {file_events_text(report['fileEvents'])}")
     database = report.get("database")
     reopened = database.get("reopened") if isinstance(database, dict) else None
     if isinstance(database, dict) and isinstance(reopened, dict):
