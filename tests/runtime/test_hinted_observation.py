@@ -90,6 +90,15 @@ class Tree:
                 for event_id in result.emitted_event_ids
             ]
 
+    def stats_hold(self) -> bool:
+        """Whether every stored stat key is its file's own (and only tracked files have one)."""
+        _, state = self.stored()
+        for path, key in state["stats"].items():
+            info = os.stat(path)
+            if key != [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]:
+                return False
+        return set(state["stats"]) <= set(state["fingerprints"])
+
     def truth(self) -> dict[str, str]:
         """What a walk of the tree finds: every matched file's hash."""
         return {str(path): sha(path) for path in sorted((self.workspace / "src").rglob("*.txt"))}
@@ -126,14 +135,31 @@ def test_a_changed_file_is_observed_without_walking_the_tree(tree: Tree) -> None
     assert state["fingerprints"] == tree.truth()
     # Not the scheduled observation: the hourly walk is still due when it was.
     assert last == scheduled_at
+    assert tree.stats_hold()
     # A hint about nothing that matters changes nothing and walks nothing.
     assert tree.titles(tree.hinted(ignored)) == []
     assert tree.walks == 1
+    # Hinted again: the state this daemon stored is built on, not read back.
+    edited.write_text("edited again\n")
+    assert tree.titles(tree.hinted(edited)) == [f"File changed: {edited}"]
+    assert tree.stored()[1]["fingerprints"] == tree.truth()
+    assert tree.stats_hold()
     # The scheduled walk finds nothing more: the hinted state was the truth.
     tree.clock.advance(3_600_000)
     assert tree.titles(tree.tick()) == []
     assert tree.walks == 2
     assert tree.stored()[1]["fingerprints"] == tree.truth()
+    assert tree.stats_hold()
+    # After a walk that moved the state, the next hint still stores the whole truth.
+    created.write_text("newer\n")
+    tree.hinted(created)
+    (tree.workspace / "src" / "d2" / "f2.txt").write_text("walked\n")
+    tree.clock.advance(3_600_000)
+    assert len(tree.titles(tree.tick())) == 1
+    edited.write_text("third\n")
+    assert tree.titles(tree.hinted(edited)) == [f"File changed: {edited}"]
+    assert tree.stored()[1]["fingerprints"] == tree.truth()
+    assert tree.stats_hold()
 
 
 def test_a_removed_folder_reports_each_file_without_a_walk(tree: Tree) -> None:

@@ -39,7 +39,16 @@ from agentmonitors.sources import reach
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
 from agentmonitors.sources.file_fingerprint.plain import FileFingerprintSettings, plain_config
-from agentmonitors.sources.file_fingerprint.scoped import Memory, observe_changed, remember
+from agentmonitors.sources.file_fingerprint.scoped import (
+    EncodedState,
+    Memory,
+    next_walk_state,
+    observe_changed,
+    previous_fingerprints,
+    previous_stats,
+    remember,
+    remembered,
+)
 from agentmonitors.sources.file_globs import (
     Confinement,
     GlobPattern,
@@ -149,12 +158,7 @@ class FileFingerprintSource(ModelSource):
             permit.check_walk_root(pattern.watch_root, pattern.needs_normalising, workspace)
         ignore = compile_patterns(config.ignore, base)
         made_for = (base, tuple(config.globs), tuple(config.ignore), workspace)
-        memory = self._memory.get(context.monitor_id)
-        if memory is not None and (
-            memory.config != made_for or memory.token != context.previous_state_token
-        ):
-            memory = None
-            del self._memory[context.monitor_id]
+        memory = remembered(self._memory, context, made_for)
         if context.changed_paths is not None:
             scoped = self._observe_changed(context, globs, ignore, memory, made_for)
             if scoped is not None:
@@ -173,12 +177,14 @@ class FileFingerprintSource(ModelSource):
         if memory is not None:
             previous, stored = memory.fingerprints, memory.stats
         else:
-            previous = _previous_fingerprints(context.previous_state)
-            stored = _previous_stats(context.previous_state) if previous is not None else {}
+            previous = previous_fingerprints(context.previous_state)
+            stored = previous_stats(context.previous_state) if previous is not None else {}
         if previous is not None and _all_unchanged(files, previous, stored):
             # What the full comparison below would conclude, for a third of its cost
             # (a state stored before tokens, or by another implementation).
-            remember(self._memory, context.monitor_id, token, made_for, (previous, stored))
+            kept = memory.pieces if memory is not None else None
+            state = (previous, stored)
+            remember(self._memory, context.monitor_id, token, made_for, state, kept)
             return _unchanged(files, warnings, token)
         fingerprints, stats, contents = self._fingerprints(files, previous, stored, real)
         observations: list[Observation] = []
@@ -194,12 +200,17 @@ class FileFingerprintSource(ModelSource):
         # every tick would cost more than the whole stat-based check.
         unchanged = previous is not None and fingerprints == previous and stats == stored
         settled_token = token if len(stats) == len(fingerprints) == len(files) else None
-        state = (fingerprints, stats)
-        remember(self._memory, context.monitor_id, settled_token, made_for, state)
+        next_state = next_walk_state(
+            self._memory,
+            (context.monitor_id, settled_token, made_for),
+            memory,
+            (fingerprints, stats),
+            unchanged,
+        )
         return ObservationResult(
             observations=observations,
             baselines=[] if previous is not None else _baselines(fingerprints, contents),
-            next_state=KEEP_STATE if unchanged else {"fingerprints": fingerprints, "stats": stats},
+            next_state=next_state,
             outcome="no-files-matched" if not files and not observations else None,
             warnings=warnings,
             # Only a state whose every file is settled may be skipped on its token: an
@@ -221,10 +232,10 @@ class FileFingerprintSource(ModelSource):
         if memory is not None:
             previous, stored = memory.fingerprints, memory.stats
         else:
-            known = _previous_fingerprints(context.previous_state)
+            known = previous_fingerprints(context.previous_state)
             if known is None:
                 return None
-            previous, stored = known, _previous_stats(context.previous_state)
+            previous, stored = known, previous_stats(context.previous_state)
         started_ns = self._wall_clock_ns()
         result = observe_changed(
             context.changed_paths,
@@ -235,12 +246,15 @@ class FileFingerprintSource(ModelSource):
             lambda path: _digest(path, keep_text=True),
             lambda path, before, now, contents: _compare(path, before, now, contents, {}),
             context.previous_state_token,
+            memory.pieces if memory is not None else None,
         )
         if result is None:
             return None
         if result.has_next_state:
-            state = (result.next_state["fingerprints"], result.next_state["stats"])
-            remember(self._memory, context.monitor_id, result.state_token, made_for, state)
+            made: EncodedState = result.next_state
+            state = (made["fingerprints"], made["stats"])
+            token = result.state_token
+            remember(self._memory, context.monitor_id, token, made_for, state, made.pieces)
         elif memory is None:
             token = context.previous_state_token
             remember(self._memory, context.monitor_id, token, made_for, (previous, stored))
@@ -448,24 +462,6 @@ def _absent(path: str, kind: ChangeKind, previous: Any) -> Observation:
         change_kind=kind,
         salience="high" if kind == "deleted" else None,
     )
-
-
-def _previous_fingerprints(state: Any) -> dict[str, Any] | None:
-    """The stored fingerprints, or None when there is no baseline yet."""
-    if not isinstance(state, Mapping):
-        return None
-    fingerprints = state.get("fingerprints")
-    if isinstance(fingerprints, dict) and all(isinstance(path, str) for path in fingerprints):
-        return fingerprints  # as stored: only read, never changed
-    if not isinstance(fingerprints, Mapping):
-        return None
-    return {str(path): value for path, value in fingerprints.items()}
-
-
-def _previous_stats(state: Any) -> Mapping[str, Any]:
-    """The stored stat keys (path -> [size, mtime_ns, ctime_ns, inode]), or {}."""
-    stats = state.get("stats") if isinstance(state, Mapping) else None
-    return stats if isinstance(stats, Mapping) else {}
 
 
 def _digest(path: str, *, keep_text: bool) -> tuple[str, bytes | None]:

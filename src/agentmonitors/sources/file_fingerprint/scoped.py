@@ -16,15 +16,21 @@ the memory is what the store holds, and a large state is not decoded again.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources.file_globs import GlobPattern
-from agentmonitors.sources.observation import KEEP_STATE, Observation, ObservationResult
+from agentmonitors.sources.observation import (
+    KEEP_STATE,
+    Observation,
+    ObservationContext,
+    ObservationResult,
+)
 
 # Tokens of states made here: never equal to a walk's tree token, so the next walk
 # compares against the state instead of trusting it unchanged.
@@ -45,6 +51,8 @@ class Memory:
     # Never changed once kept: an observation copies before it changes anything.
     fingerprints: Mapping[str, Any]
     stats: Mapping[str, Any]
+    # Its JSON text in pieces, once a change needed them (None until then).
+    pieces: Pieces | None = None
 
 
 def remember(
@@ -53,13 +61,14 @@ def remember(
     token: str | None,
     made_for: tuple[Any, ...],
     state: tuple[Mapping[str, Any], Mapping[str, Any]],
+    pieces: Pieces | None = None,
 ) -> None:
     """Keep the state about to be stored (or left stored) with its token; a state
     stored without a token cannot be recognised, so nothing is kept for it."""
     if token is None or not monitor_id:
         memories.pop(monitor_id, None)
     else:
-        memories[monitor_id] = Memory(token, made_for, *state)
+        memories[monitor_id] = Memory(token, made_for, *state, pieces)
 
 
 class _Unsure(Exception):
@@ -75,6 +84,7 @@ def observe_changed(
     digest: Digest,
     compare: Compare,
     token: str | None,
+    pieces: Pieces | None,
 ) -> ObservationResult | None:
     """What a walk would find for ``paths`` against ``previous`` (fingerprints,
     stat keys), or None when only a walk can tell. The result's state token is new
@@ -109,9 +119,11 @@ def observe_changed(
         if current.get(path) != fingerprints.get(path)
         and (found := compare(path, fingerprints, current, contents)) is not None
     ]
+    if pieces is None:
+        pieces = pieces_of(fingerprints, stored)
     return ObservationResult(
         observations=observations,
-        next_state={"fingerprints": current, "stats": stats},
+        next_state=EncodedState(current, stats, updated(pieces, current, stats, moved)),
         state_token=SCOPED_TOKEN_PREFIX + uuid.uuid4().hex,
     )
 
@@ -189,3 +201,149 @@ def _plain_text(path: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+class Pieces:
+    """A state's JSON text, folder by folder, so one changed file re-encodes its folder
+    only: encoding a 100,000-file state whole costs more than everything else a change
+    does. Never changed once made (:func:`updated` copies)."""
+
+    __slots__ = ("folders", "texts")
+
+    def __init__(self, folders: dict[str, set[str]], texts: dict[str, tuple[str, str]]) -> None:
+        # Each folder's tracked paths, and its entries of "fingerprints" and "stats" as
+        # JSON members (without braces; "" when it has none).
+        self.folders = folders
+        self.texts = texts
+
+    def json_text(self) -> str:
+        hashes = ",".join(text for text, _ in self.texts.values() if text)
+        stats = ",".join(text for _, text in self.texts.values() if text)
+        return '{"fingerprints":{' + hashes + '},"stats":{' + stats + "}}"
+
+
+class EncodedState(dict[str, Any]):
+    """A file-fingerprint state (``fingerprints``, ``stats``) that carries its JSON
+    text in :class:`Pieces`; the store writes that text instead of encoding it."""
+
+    def __init__(
+        self, fingerprints: Mapping[str, Any], stats: Mapping[str, Any], pieces: Pieces
+    ) -> None:
+        super().__init__(fingerprints=fingerprints, stats=stats)
+        self.pieces = pieces
+
+    def json_text(self) -> str:
+        return self.pieces.json_text()
+
+
+def _members(paths: set[str], values: Mapping[str, Any]) -> str:
+    chosen = {path: values[path] for path in sorted(paths) if path in values}
+    return json.dumps(chosen, ensure_ascii=False, separators=(",", ":"))[1:-1]
+
+
+def pieces_of(fingerprints: Mapping[str, Any], stats: Mapping[str, Any]) -> Pieces:
+    """The pieces of a whole state (as costly as encoding it once)."""
+    folders: dict[str, set[str]] = {}
+    for path in fingerprints:
+        folders.setdefault(path.rpartition("/")[0], set()).add(path)
+    texts = {
+        folder: (_members(paths, fingerprints), _members(paths, stats))
+        for folder, paths in folders.items()
+    }
+    return Pieces(folders, texts)
+
+
+def updated(
+    pieces: Pieces,
+    fingerprints: Mapping[str, Any],
+    stats: Mapping[str, Any],
+    touched: Iterable[str],
+) -> Pieces:
+    """``pieces`` for the state ``fingerprints``/``stats`` that differs from theirs
+    only at ``touched`` paths: each touched folder is encoded again, the rest shared."""
+    folders = dict(pieces.folders)
+    texts = dict(pieces.texts)
+    copied: set[str] = set()
+    for path in touched:
+        folder = path.rpartition("/")[0]
+        if folder not in copied:
+            copied.add(folder)
+            folders[folder] = set(folders.get(folder, ()))
+        if path in fingerprints:
+            folders[folder].add(path)
+        else:
+            folders[folder].discard(path)
+    for folder in copied:
+        paths = folders[folder]
+        if paths:
+            texts[folder] = (_members(paths, fingerprints), _members(paths, stats))
+        else:
+            del folders[folder]
+            texts.pop(folder, None)
+    return Pieces(folders, texts)
+
+
+def touched_between(
+    before: tuple[Mapping[str, Any], Mapping[str, Any]],
+    after: tuple[Mapping[str, Any], Mapping[str, Any]],
+) -> set[str]:
+    """The paths whose hash or stat key differs between two states."""
+    touched: set[str] = set()
+    for old, new in zip(before, after, strict=True):
+        touched.update(path for path, value in new.items() if old.get(path) != value)
+        touched.update(path for path in old if path not in new)
+    return touched
+
+
+def previous_fingerprints(state: Any) -> dict[str, Any] | None:
+    """The stored fingerprints, or None when there is no baseline yet."""
+    if not isinstance(state, Mapping):
+        return None
+    fingerprints = state.get("fingerprints")
+    if isinstance(fingerprints, dict) and all(isinstance(path, str) for path in fingerprints):
+        return fingerprints  # as stored: only read, never changed
+    if not isinstance(fingerprints, Mapping):
+        return None
+    return {str(path): value for path, value in fingerprints.items()}
+
+
+def previous_stats(state: Any) -> Mapping[str, Any]:
+    """The stored stat keys (path -> [size, mtime_ns, ctime_ns, inode]), or {}."""
+    stats = state.get("stats") if isinstance(state, Mapping) else None
+    return stats if isinstance(stats, Mapping) else {}
+
+
+def remembered(
+    memories: dict[str, Memory], context: ObservationContext, made_for: tuple[Any, ...]
+) -> Memory | None:
+    """The monitor's state as this source last stored it, if the store still
+    holds that state (the same token) for the same config."""
+    memory = memories.get(context.monitor_id)
+    if memory is not None and (
+        memory.config != made_for or memory.token != context.previous_state_token
+    ):
+        memory = None
+        del memories[context.monitor_id]
+    return memory
+
+
+def next_walk_state(
+    memories: dict[str, Memory],
+    stamp: tuple[str, str | None, tuple[Any, ...]],
+    memory: Memory | None,
+    state: tuple[dict[str, Any], dict[str, Any]],
+    unchanged: bool,
+) -> Any:
+    """A walk's next state (KEEP_STATE when unchanged), remembered with its token;
+    a daemon that encoded the last one in pieces re-encodes only what moved."""
+    monitor_id, token, made_for = stamp
+    next_state: Any = KEEP_STATE if unchanged else {"fingerprints": state[0], "stats": state[1]}
+    pieces = None
+    if memory is not None and memory.pieces is not None:
+        pieces = memory.pieces
+        if not unchanged:
+            touched = touched_between((memory.fingerprints, memory.stats), state)
+            pieces = updated(memory.pieces, *state, touched)
+            next_state = EncodedState(*state, pieces)
+    remember(memories, monitor_id, token, made_for, state, pieces)
+    return next_state
