@@ -15,9 +15,11 @@ monitor over ``src/**/*.txt``, and measures:
   changed file, and the daemon's RSS after those rounds; the daemon's CPU seconds per
   change (from /proc), which says whether one change costs a pass over the tree.
 
-Then ``--monitors A,B``: A and B monitors over their own 50 files each on one project;
-``hook deliver`` (UserPromptSubmit, nothing pending, a running daemon) and ``daemon
-once`` (every monitor due) for each, and the ratio B/A (goal: within 2x).
+Then ``--monitors A,B``: one project of 2,000 files in folders, watched by A and then
+by B monitors (each over its own folder: 100 files each for 20, 10 for 200), so the
+ratio shows what each monitor costs, not what more files cost; ``hook deliver``
+(UserPromptSubmit, nothing pending, a running daemon) and ``daemon once`` (every
+monitor due) for each, and the ratio B/A (goal: within 2x).
 
 Each figure is printed next to its goal; times are wall medians of several runs, CPU
 figures from /proc. Every tree lives under ``--root`` and is removed at the end.
@@ -187,6 +189,9 @@ def curve_point(base: str, files: int, rounds: int) -> dict[str, float]:
     return figures
 
 
+PROJECT_FILES = 2_000
+
+
 def monitors_point(base: str, count: int, rounds: int) -> dict[str, float]:
     project = os.path.join(base, f"many{count}")
     home = os.path.join(base, f"manyhome{count}")
@@ -194,7 +199,7 @@ def monitors_point(base: str, count: int, rounds: int) -> dict[str, float]:
     for monitor in range(count):
         folder = os.path.join(project, "mods", f"m{monitor:03}")
         os.makedirs(folder)
-        for index in range(50):
+        for index in range(max(1, PROJECT_FILES // count)):
             Path(folder, f"f{index:02}.txt").write_text(f"{monitor}/{index}\n")
         write_monitor(
             project,
@@ -275,7 +280,7 @@ def main() -> None:
             low_count, high_count = counts
             low = monitors_point(base, low_count, max(3, args.rounds // 2))
             high = monitors_point(base, high_count, max(3, args.rounds // 2))
-            print(f"{high_count} monitors vs {low_count} (50 files each), medians:")
+            print(f"{high_count} monitors vs {low_count} ({PROJECT_FILES} files), medians:")
             for key, unit in (("hook_ms", "ms"), ("tick_s", "s")):
                 ratio = high[key] / low[key]
                 print(
