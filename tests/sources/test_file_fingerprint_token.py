@@ -89,6 +89,9 @@ def test_an_unchanged_tree_is_kept_without_reading_the_state(baselined: TokenMon
 def test_any_change_reads_the_state_and_reports_it(baselined: TokenMonitor, change: Any) -> None:
     token = baselined.token
     change(baselined.workspace)
+    # A new process (``daemon once``) has only the store; a daemon's source remembers
+    # the state it stored (tests/sources/test_file_fingerprint_scoped.py).
+    baselined.source = FileFingerprintSource(later)
     result = baselined.observe()
     assert baselined.reads == 1
     assert result.observations != []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from agentmonitors.sources.file_events_inotify import IN_Q_OVERFLOW, default_notifier
 from agentmonitors.sources.file_hints import (
+    HINTED_PATHS_MAX,
     NO_EVENTS_ENV,
     FileHintWatcher,
     hint_filter,
@@ -75,9 +77,13 @@ class Hints:
 
     def __init__(self) -> None:
         self.queue: asyncio.Queue[set[str]] = asyncio.Queue()
+        self.paths: dict[str, set[str] | None] = {}
 
-    def __call__(self, monitor_ids: set[str]) -> None:
-        self.queue.put_nowait(monitor_ids)
+    def __call__(self, hinted: Mapping[str, frozenset[str] | None]) -> None:
+        for monitor_id, paths in hinted.items():
+            known = self.paths.get(monitor_id, set())
+            self.paths[monitor_id] = None if paths is None or known is None else known | paths
+        self.queue.put_nowait(set(hinted))
 
     async def next(self, timeout: float = 2.0) -> set[str]:
         return await asyncio.wait_for(self.queue.get(), timeout)
@@ -109,6 +115,7 @@ def test_a_file_write_hints_the_monitors_whose_roots_hold_it(tmp_path: Path, bac
             await asyncio.sleep(0.1)
             (docs / "a.md").write_text("hello")
             assert await hints.next() == {"docs", "all"}
+            assert hints.paths["docs"] == {str(docs / "a.md")}
             (src / "deep").mkdir()
             await asyncio.sleep(0.2)
             while not hints.queue.empty():
@@ -196,6 +203,41 @@ def test_update_moves_the_watch_to_the_new_roots(tmp_path: Path) -> None:
             assert watcher.roots == ()
         finally:
             await watcher.close()
+
+    asyncio.run(scenario())
+
+
+def test_each_hinted_monitor_gets_its_changed_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Disabled events still record the targets: the dispatch is tested without a watcher.
+    monkeypatch.setenv(NO_EVENTS_ENV, "1")
+    docs, src = tmp_path / "docs", tmp_path / "src"
+    docs.mkdir()
+    src.mkdir()
+    hints = Hints()
+
+    async def scenario() -> None:
+        watcher = FileHintWatcher(hints)
+        await watcher.update(
+            {"docs": [str(docs)], "src": [str(src)], "md": [str(tmp_path)]},
+            {"md": hint_filter({"globs": "**/*.md"}, str(tmp_path))},
+        )
+        (docs / "a.md").write_text("a")
+        (src / "b.py").write_text("b")
+        watcher._dispatch([str(docs / "a.md"), str(src / "b.py"), str(src / "gone.md")])
+        assert hints.paths == {
+            "docs": {str(docs / "a.md")},
+            "src": {str(src / "b.py"), str(src / "gone.md")},
+            # b.py is an existing file the globs do not match: not its business.
+            "md": {str(docs / "a.md"), str(src / "gone.md")},
+        }
+        # A batch past the cap hints "unknown": one walk costs less than each path.
+        hints.paths.clear()
+        many = [str(src / f"f{index}.py") for index in range(HINTED_PATHS_MAX + 1)]
+        watcher._dispatch(many)
+        assert hints.paths == {"src": None, "md": None}
+        await watcher.close()
 
     asyncio.run(scenario())
 

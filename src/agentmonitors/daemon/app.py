@@ -7,7 +7,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentmonitors.catalog.definitions import Definitions
@@ -118,7 +118,9 @@ class Daemon:
             self.runtime.after_tick.append(self.retention.after_tick)
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
-        self._hinted: set[str] = set()
+        # Monitors to observe at the next wake, each with the paths its file events
+        # named (None: unknown, observe everything).
+        self._hinted: dict[str, frozenset[str] | None] = {}
         self._idle_since_ms = self.started_at_ms
         self._seen_session = False
         self._hints: Any = None
@@ -171,10 +173,14 @@ class Daemon:
         self._stop.set()
         self._wake.set()
 
-    def hint(self, monitor_ids: set[str]) -> None:
-        """Observe these monitors at the next wake (a file event, a new watch)."""
-        self._hinted |= monitor_ids
-        self._wake.set()
+    def hint(self, hinted: Mapping[str, frozenset[str] | None]) -> None:
+        """Observe these monitors at the next wake (a file event, a new watch), each
+        with the paths that changed (None: unknown, so everything)."""
+        for monitor_id, paths in hinted.items():
+            known = self._hinted.get(monitor_id, frozenset())
+            self._hinted[monitor_id] = None if paths is None or known is None else known | paths
+        if hinted:
+            self._wake.set()
 
     def file_events_status(self) -> dict[str, Any]:
         hints = self._hints
@@ -204,11 +210,13 @@ class Daemon:
         # A monitor whose watched folders changed (new globs, a folder created) is
         # reconciled once more after the new watch is in place, so nothing falls
         # between the old watch and the new one.
-        self._hinted |= {
-            monitor_id
-            for monitor_id, roots in targets.items()
-            if self._hint_targets.get(monitor_id) not in (None, roots)
-        }
+        self.hint(
+            {
+                monitor_id: None
+                for monitor_id, roots in targets.items()
+                if self._hint_targets.get(monitor_id) not in (None, roots)
+            }
+        )
         self._hint_targets = targets
         self._hint_filters = filters
 
@@ -259,7 +267,7 @@ class Daemon:
             # second while reaping is on).
             while not self._stop.is_set() and self.check_store():
                 if self._hinted or time.monotonic() >= next_tick:
-                    forced, self._hinted = self._hinted, set()
+                    forced, self._hinted = self._hinted, {}
                     started = time.monotonic()
                     result = await self._tick_once(forced, force_sources)
                     next_tick = started + self._next_tick_delay_s(result)
@@ -338,10 +346,10 @@ class Daemon:
         return True
 
     async def _tick_once(
-        self, forced: set[str], force_sources: tuple[str, ...]
+        self, forced: Mapping[str, frozenset[str] | None], force_sources: tuple[str, ...]
     ) -> TickResult | None:
         try:
-            result = await self.runtime.tick(forced, force_sources)
+            result = await self.runtime.tick(forced, force_sources, forced)
         except Exception as error:
             # A log record, not an ``out`` line: the same failure every tick is counted
             # in the log, not repeated (docs/architecture.md, "The daemon's log").

@@ -39,7 +39,7 @@ def method_table(daemon: Daemon) -> dict[str, Method]:
             daemon.registry,
             daemon.clock,
             options.workspace,
-            lambda monitor_id: daemon.hint({monitor_id}),
+            lambda monitor_id: daemon.hint({monitor_id: None}),
         ),
         # snapshot, diff, summary, inspect: read-only, with this daemon's clock and leases.
         **agent_methods(

@@ -77,7 +77,11 @@ class Ingest:
         outcome: ObservationResult,
         now: int,
         result: TickResult,
+        *,
+        last_observation_at_ms: int | None = None,
     ) -> None:
+        """Store an observation's state, history and events in one transaction;
+        ``last_observation_at_ms`` (default ``now``) is what the schedule counts from."""
         captured = CapturedMonitor.of(monitor)
         # The CEL gate runs before Pace: a gated-out observation counts as observed
         # but touches no notify state and makes no event.
@@ -114,7 +118,9 @@ class Ingest:
                 monitor.id,
                 self.workspace,
                 now_ms=now,
-                last_observation_at_ms=now,
+                last_observation_at_ms=now
+                if last_observation_at_ms is None
+                else last_observation_at_ms,
                 source_state=next_source_state,
                 notify_state=paced.state,
                 source_unchanged=kept,

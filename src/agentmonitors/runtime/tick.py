@@ -9,7 +9,7 @@ survives.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentmonitors.catalog.definitions import DefinitionCache, Definitions, Problem
@@ -95,18 +95,28 @@ class Runtime:
         # When set, only these monitors exist for this runtime: ``verify``'s throwaway
         # daemon observes the one monitor it proves, never the project's others.
         self.only: frozenset[str] | None = None
+        # Monitors of the running tick observed for file events alone, with the paths
+        # that changed (docs/architecture.md, "Speed"): set by _due, read by _call.
+        self._scoped: dict[str, frozenset[str]] = {}
 
     # ------------------------------------------------------------------ tick
 
     async def tick(
-        self, force: Iterable[str] = (), force_sources: Iterable[str] = ()
+        self,
+        force: Iterable[str] = (),
+        force_sources: Iterable[str] = (),
+        changed: Mapping[str, frozenset[str] | None] | None = None,
     ) -> TickResult:
         """Run one tick.
 
         ``force`` names monitors to observe now whatever their schedule (file-change
         hints); it also skips their backoff, as the change may be the fix.
         ``force_sources`` does the same for every monitor of those sources (a daemon
-        that just started reconciles what changed while it was down).
+        that just started reconciles what changed while it was down). ``changed``
+        gives forced monitors the paths their file events named (None: unknown); a
+        monitor that is not due by its schedule gets them as
+        ``ObservationContext.changed_paths``, and its observation does not count as
+        its scheduled one, so the periodic full observation still comes on time.
         """
         # Lazy: ``daemon once`` (tick_blocking) never loads asyncio; whoever awaits this has.
         import asyncio
@@ -114,7 +124,7 @@ class Runtime:
         if self._tick_lock is None:
             self._tick_lock = asyncio.Lock()
         async with self._tick_lock:
-            now, definitions, due, result = self._begin(force, force_sources)
+            now, definitions, due, result = self._begin(force, force_sources, changed)
             # Sources do their I/O concurrently; results come back in scan order.
             outcomes = await asyncio.gather(
                 *(self._observe(monitor, state, now) for monitor, state in due),
@@ -156,7 +166,10 @@ class Runtime:
         return self._finish(now, definitions, due, outcomes, result)
 
     def _begin(
-        self, force: Iterable[str], force_sources: Iterable[str]
+        self,
+        force: Iterable[str],
+        force_sources: Iterable[str],
+        changed: Mapping[str, frozenset[str] | None] | None = None,
     ) -> tuple[
         int, Definitions, list[tuple[MonitorDefinition, MonitorStateRow | None]], TickResult
     ]:
@@ -186,7 +199,15 @@ class Runtime:
                 {"monitorId": blocked.monitor.id, "reason": BLOCKED_REASON}
             )
 
-        due = self._due(definitions, forced, forced_sources, now, result)
+        events_only: set[str] = set()
+        due = self._due(definitions, forced, forced_sources, now, result, events_only)
+        # Only a monitor its schedule would not observe now, with no failure to retry,
+        # answers its events alone; anything else is observed in full.
+        self._scoped = {
+            monitor_id: paths
+            for monitor_id, paths in (changed or {}).items()
+            if paths is not None and monitor_id in events_only
+        }
         return now, definitions, due, result
 
     def _finish(
@@ -241,8 +262,12 @@ class Runtime:
         forced_sources: set[str],
         now: int,
         result: TickResult,
+        events_only: set[str] | None = None,
     ) -> list[tuple[MonitorDefinition, MonitorStateRow | None]]:
-        """The monitors to observe now (with their stored state); the rest are skipped."""
+        """The monitors to observe now (with their stored state); the rest are skipped.
+
+        ``events_only`` gets the forced monitors that neither their schedule nor a
+        retry would observe now."""
         due: list[tuple[MonitorDefinition, MonitorStateRow | None]] = []
         for monitor in definitions.runnable:
             with self.db.read() as conn:
@@ -288,6 +313,15 @@ class Runtime:
                     result.wake_at(base + schedule.next_poll_ms)
                     self._release_when_not_due(monitor, state, now, result)
                     continue
+            elif (
+                events_only is not None
+                and failures is None
+                and not schedule.due
+                and monitor.source_name not in forced_sources
+            ):
+                events_only.add(monitor.id)
+                # Its scheduled observation is still due from its last one.
+                result.wake_at((last if last is not None else now) + schedule.next_poll_ms)
             result.evaluated_monitors.append(monitor.id)
             result.wake_at(now + schedule.next_poll_ms)
             due.append((monitor, state))
@@ -322,6 +356,7 @@ class Runtime:
             monitor.id,
             permit=permit,
             previous_state_token=state.state_token,
+            changed_paths=self._scoped.get(monitor.id),
         )
         return monitor.source_config, context
 
@@ -347,7 +382,10 @@ class Runtime:
         now: int,
         result: TickResult,
     ) -> None:
-        self.storing.observed(monitor, state, outcome, now, result)
+        # An observation of file events alone is not the scheduled one: the full
+        # observation stays due when the schedule says.
+        last = state.last_observation_at_ms if state and monitor.id in self._scoped else None
+        self.storing.observed(monitor, state, outcome, now, result, last_observation_at_ms=last)
 
     def _release_when_not_due(
         self,

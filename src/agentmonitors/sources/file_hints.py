@@ -37,6 +37,9 @@ from agentmonitors.sources.traits import FileHints
 NO_EVENTS_ENV = "AGENTMONITORS_NO_FILE_EVENTS"
 DEBOUNCE_MS = 50
 STEP_MS = 25
+# Past this many changed paths in one batch (a checkout, a build), a monitor is hinted
+# "unknown": one walk of its tree costs less than looking at each path.
+HINTED_PATHS_MAX = 1000
 # After watchfiles fails to start, the same roots are retried no sooner than this.
 RETRY_AFTER_S = 60.0
 # How long close() waits for the watcher thread to notice its stop event.
@@ -45,6 +48,9 @@ STOP_TIMEOUT_S = 5.0
 logger = logging.getLogger("agentmonitors.hints")
 
 HintFilter = Callable[[str], bool]
+# What ``on_hint`` receives: each hinted monitor's changed paths, or None when what
+# changed is unknown (the monitor must walk its whole tree).
+Hinted = Mapping[str, frozenset[str] | None]
 
 
 def _patterns_of(value: Any) -> list[str] | None:
@@ -144,14 +150,15 @@ def _feedback(path: str) -> bool:
 class FileHintWatcher:
     """Watches the roots of a set of monitors and reports which ones saw changes.
 
-    ``on_hint`` is called on the event loop with the ids of the monitors whose roots
-    hold (or are inside) a changed path, after the optional per-monitor filter. It is
-    never called for changes inside ``.git`` folders or to ``inbox.db*`` files.
+    ``on_hint`` is called on the event loop with the monitors whose roots hold (or are
+    inside) a changed path, after the optional per-monitor filter, each with the
+    changed paths that matter to it (None: unknown, walk everything). It is never
+    called for changes inside ``.git`` folders or to ``inbox.db*`` files.
     """
 
     def __init__(
         self,
-        on_hint: Callable[[set[str]], None],
+        on_hint: Callable[[Hinted], None],
         *,
         debounce_ms: int = DEBOUNCE_MS,
         step_ms: int = STEP_MS,
@@ -334,10 +341,7 @@ class FileHintWatcher:
                 if len(restarts) > UNDECODABLE_BURST:
                     raise
                 logger.info("a changed file name under %s is not UTF-8; rescanning", roots)
-                try:
-                    self._on_hint(set(self._targets))
-                except Exception:
-                    logger.exception("file hint callback failed")
+                self._rescan_all()
 
     async def _watch(
         self, roots: tuple[str, ...], stop: asyncio.Event, *, ignore_permission_denied: bool
@@ -361,24 +365,44 @@ class FileHintWatcher:
             raise RuntimeError("watchfiles stopped unexpectedly")
 
     def _dispatch(self, paths: Iterable[str]) -> None:
-        hinted: set[str] = set()
-        for path in paths:
-            if _feedback(path):
+        """Hint each monitor with the changed paths that may matter to it."""
+        hinted: dict[str, set[str] | None] = {}
+        for changed in paths:
+            if _feedback(changed):
                 continue
+            path = os.path.normpath(changed)
             for monitor_id, roots in self._targets.items():
-                if monitor_id in hinted:
-                    continue
+                if monitor_id in hinted and hinted[monitor_id] is None:
+                    continue  # past the cap: it walks everything anyway
                 if not any(_contains(root, path) or _contains(path, root) for root in roots):
                     continue
                 matters = self._filters.get(monitor_id)
                 try:
-                    if matters is None or matters(path):
-                        hinted.add(monitor_id)
+                    relevant = matters is None or matters(path)
                 except Exception:
                     logger.exception("file hint filter for %s failed", monitor_id)
-                    hinted.add(monitor_id)
-        if not hinted:
-            return
+                    relevant = True
+                if not relevant:
+                    continue
+                found = hinted.setdefault(monitor_id, set())
+                if found is not None:
+                    found.add(path)
+                    if len(found) > HINTED_PATHS_MAX:
+                        hinted[monitor_id] = None
+        if hinted:
+            self._send(
+                {
+                    monitor_id: None if found is None else frozenset(found)
+                    for monitor_id, found in hinted.items()
+                }
+            )
+
+    def _rescan_all(self) -> None:
+        """Hint every monitor with "unknown": what changed cannot be told (a lost or
+        unreadable event), so each walks its whole tree."""
+        self._send(dict.fromkeys(self._targets))
+
+    def _send(self, hinted: Hinted) -> None:
         try:
             self._on_hint(hinted)
         except Exception:

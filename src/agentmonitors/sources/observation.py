@@ -123,6 +123,7 @@ class ObservationContext:
     __slots__ = (
         "_load_state",
         "_state",
+        "changed_paths",
         "monitor_id",
         "now_ms",
         "permit",
@@ -137,6 +138,7 @@ class ObservationContext:
     monitor_id: str
     permit: Permit
     previous_state_token: str | None
+    changed_paths: frozenset[str] | None
 
     def __init__(
         self,
@@ -148,6 +150,7 @@ class ObservationContext:
         previous_state_token: str | None = None,
         *,
         permit: Permit | None = None,
+        changed_paths: frozenset[str] | None = None,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "_state", previous_state)
@@ -168,6 +171,10 @@ class ObservationContext:
         # What the source returned as ``state_token`` with the stored state, or None:
         # a short digest of what that state was made from (see ObservationResult).
         set_(self, "previous_state_token", previous_state_token)
+        # Set when this call answers file events alone (not the monitor's schedule):
+        # the absolute paths that changed. A source may look at just those, or ignore
+        # them and observe everything; its periodic observation stays the truth.
+        set_(self, "changed_paths", changed_paths)
 
     @classmethod
     def deferred(
@@ -180,6 +187,7 @@ class ObservationContext:
         previous_state_token: str | None = None,
         *,
         permit: Permit | None = None,
+        changed_paths: frozenset[str] | None = None,
     ) -> ObservationContext:
         """A context whose ``previous_state`` is read by ``load_state`` when first used."""
         context = cls(
@@ -190,6 +198,7 @@ class ObservationContext:
             approved_outside_paths,
             previous_state_token,
             permit=permit,
+            changed_paths=changed_paths,
         )
         object.__setattr__(context, "_load_state", load_state)
         return context

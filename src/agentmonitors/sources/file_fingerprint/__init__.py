@@ -39,8 +39,19 @@ from agentmonitors.sources import reach
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
 from agentmonitors.sources.file_fingerprint.plain import FileFingerprintSettings, plain_config
+from agentmonitors.sources.file_fingerprint.scoped import (
+    EncodedState,
+    Memory,
+    next_walk_state,
+    observe_changed,
+    previous_fingerprints,
+    previous_stats,
+    remember,
+    remembered,
+)
 from agentmonitors.sources.file_globs import (
     Confinement,
+    GlobPattern,
     compile_patterns,
     confined_files,
     exists,
@@ -113,6 +124,9 @@ class FileFingerprintSource(ModelSource):
         # The wall clock that judges whether a file's stat is settled (injectable so a
         # test need not wait out the racy window).
         self._wall_clock_ns = wall_clock_ns
+        # Each monitor's last stored state (scoped.py), so a daemon's next observation
+        # need not decode it from the store; trusted only under the token stored with it.
+        self._memory: dict[str, Memory] = {}
 
     async def observe(
         self, config: Mapping[str, Any], context: ObservationContext
@@ -142,9 +156,16 @@ class FileFingerprintSource(ModelSource):
         permit = context.permit
         for pattern in globs:
             permit.check_walk_root(pattern.watch_root, pattern.needs_normalising, workspace)
+        ignore = compile_patterns(config.ignore, base)
+        made_for = (base, tuple(config.globs), tuple(config.ignore), workspace)
+        memory = remembered(self._memory, context, made_for)
+        if context.changed_paths is not None:
+            scoped = self._observe_changed(context, globs, ignore, memory, made_for)
+            if scoped is not None:
+                return scoped
         named = outside_roots(globs, workspace) if permit.trusted else ()
         confinement = Confinement(workspace, (*permit.outside_paths, *named))
-        found, skipped = confined_files(globs, compile_patterns(config.ignore, base), confinement)
+        found, skipped = confined_files(globs, ignore, confinement)
         files, real = as_text(found)
         warnings = [escape_undecodable(link.describe()) for link in skipped]
         token = tree_token(files)
@@ -152,11 +173,18 @@ class FileFingerprintSource(ModelSource):
             # The same files with the same stat keys as when the stored state was made,
             # every one settled then: the state stands, and is not even read.
             return _unchanged(files, warnings, token)
-        previous = _previous_fingerprints(context.previous_state)
-        stored = _previous_stats(context.previous_state) if previous is not None else {}
+        previous: Mapping[str, Any] | None
+        if memory is not None:
+            previous, stored = memory.fingerprints, memory.stats
+        else:
+            previous = previous_fingerprints(context.previous_state)
+            stored = previous_stats(context.previous_state) if previous is not None else {}
         if previous is not None and _all_unchanged(files, previous, stored):
             # What the full comparison below would conclude, for a third of its cost
             # (a state stored before tokens, or by another implementation).
+            kept = memory.pieces if memory is not None else None
+            state = (previous, stored)
+            remember(self._memory, context.monitor_id, token, made_for, state, kept)
             return _unchanged(files, warnings, token)
         fingerprints, stats, contents = self._fingerprints(files, previous, stored, real)
         observations: list[Observation] = []
@@ -171,16 +199,66 @@ class FileFingerprintSource(ModelSource):
         # An unchanged state is left as stored: rewriting 10,000 files' worth of JSON
         # every tick would cost more than the whole stat-based check.
         unchanged = previous is not None and fingerprints == previous and stats == stored
+        settled_token = token if len(stats) == len(fingerprints) == len(files) else None
+        next_state = next_walk_state(
+            self._memory,
+            (context.monitor_id, settled_token, made_for),
+            memory,
+            (fingerprints, stats),
+            unchanged,
+        )
         return ObservationResult(
             observations=observations,
             baselines=[] if previous is not None else _baselines(fingerprints, contents),
-            next_state=KEEP_STATE if unchanged else {"fingerprints": fingerprints, "stats": stats},
+            next_state=next_state,
             outcome="no-files-matched" if not files and not observations else None,
             warnings=warnings,
             # Only a state whose every file is settled may be skipped on its token: an
             # unsettled file is hashed again until it is.
-            state_token=token if len(stats) == len(fingerprints) == len(files) else None,
+            state_token=settled_token,
         )
+
+    def _observe_changed(
+        self,
+        context: ObservationContext,
+        globs: list[GlobPattern],
+        ignore: list[GlobPattern],
+        memory: Memory | None,
+        made_for: tuple[Any, ...],
+    ) -> ObservationResult | None:
+        """Just the paths file events named (scoped.py), or None to walk everything."""
+        assert context.changed_paths is not None
+        previous: Mapping[str, Any]
+        if memory is not None:
+            previous, stored = memory.fingerprints, memory.stats
+        else:
+            known = previous_fingerprints(context.previous_state)
+            if known is None:
+                return None
+            previous, stored = known, previous_stats(context.previous_state)
+        started_ns = self._wall_clock_ns()
+        result = observe_changed(
+            context.changed_paths,
+            globs,
+            ignore,
+            (previous, stored),
+            lambda info: _settled(info, started_ns),
+            lambda path: _digest(path, keep_text=True),
+            lambda path, before, now, contents: _compare(path, before, now, contents, {}),
+            context.previous_state_token,
+            memory.pieces if memory is not None else None,
+        )
+        if result is None:
+            return None
+        if result.has_next_state:
+            made: EncodedState = result.next_state
+            state = (made["fingerprints"], made["stats"])
+            token = result.state_token
+            remember(self._memory, context.monitor_id, token, made_for, state, made.pieces)
+        elif memory is None:
+            token = context.previous_state_token
+            remember(self._memory, context.monitor_id, token, made_for, (previous, stored))
+        return result
 
     def _fingerprints(
         self,
@@ -384,24 +462,6 @@ def _absent(path: str, kind: ChangeKind, previous: Any) -> Observation:
         change_kind=kind,
         salience="high" if kind == "deleted" else None,
     )
-
-
-def _previous_fingerprints(state: Any) -> dict[str, Any] | None:
-    """The stored fingerprints, or None when there is no baseline yet."""
-    if not isinstance(state, Mapping):
-        return None
-    fingerprints = state.get("fingerprints")
-    if isinstance(fingerprints, dict) and all(isinstance(path, str) for path in fingerprints):
-        return fingerprints  # as stored: only read, never changed
-    if not isinstance(fingerprints, Mapping):
-        return None
-    return {str(path): value for path, value in fingerprints.items()}
-
-
-def _previous_stats(state: Any) -> Mapping[str, Any]:
-    """The stored stat keys (path -> [size, mtime_ns, ctime_ns, inode]), or {}."""
-    stats = state.get("stats") if isinstance(state, Mapping) else None
-    return stats if isinstance(stats, Mapping) else {}
 
 
 def _digest(path: str, *, keep_text: bool) -> tuple[str, bytes | None]:
