@@ -93,7 +93,12 @@ def _schedule_for_cron(
         # The first fire after this minute's start: this minute's own was either
         # taken below or does not exist.
         upcoming = next_cron_fire_ms(cron, timezone, minute)
-        missed = _missed_fire(cron, timezone, checked_at_ms, minute)
+        # Missed: a fire after both the last look and the last run (a run after now,
+        # the clock set back, is no run of this timeline's).
+        since = checked_at_ms
+        if since is not None and last is not None and since < last <= now_ms:
+            since = last
+        missed = _missed_fire(cron, timezone, since, minute)
     except ValueError as error:
         return Schedule(False, 60_000, str(error))
     # One run per matching minute: the guard is the minute, not a 60 s gap, so ticks
@@ -101,8 +106,7 @@ def _schedule_for_cron(
     # after this minute means the wall clock was set back: this minute fires again
     # (as cron does after a clock is set back by hours), it is not a day away.
     ran_this_minute = last is not None and minute <= last < minute + 60_000
-    caught_up = missed is not None and (last is None or last < missed)
-    if (fires_now and not ran_this_minute) or caught_up:
+    if (fires_now and not ran_this_minute) or missed is not None:
         return Schedule(True, 60_000 if upcoming is None else upcoming - now_ms)
     base = last if last is not None and last <= now_ms else now_ms
     if upcoming is None:  # the expression never fires again (e.g. 30 February)
@@ -110,17 +114,17 @@ def _schedule_for_cron(
     return Schedule(False, max(upcoming - base, 0))
 
 
-def _missed_fire(cron: str, timezone: str, checked_at_ms: int | None, minute: int) -> int | None:
-    """The first fire after the minute of the last look and before this minute, if any.
+def _missed_fire(cron: str, timezone: str, since_ms: int | None, minute: int) -> int | None:
+    """The first fire after the minute of ``since_ms`` and before this minute, if any.
 
     However many fires fell in that gap (a laptop asleep all night under an hourly cron),
     the caller runs the monitor once: one catch-up, never a storm. A look after this
     minute (the clock set back) or in it misses nothing. Downtime, when no process
     looked, is not replayed (as cron).
     """
-    if checked_at_ms is None or checked_at_ms >= minute:
+    if since_ms is None or since_ms >= minute:
         return None
-    fire = next_cron_fire_ms(cron, timezone, checked_at_ms - checked_at_ms % 60_000)
+    fire = next_cron_fire_ms(cron, timezone, since_ms - since_ms % 60_000)
     return fire if fire is not None and fire < minute else None
 
 
