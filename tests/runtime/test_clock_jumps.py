@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentmonitors.clock import iso_from_ms
-from agentmonitors.monitor.model import ThrottleNotify
+from agentmonitors.monitor.model import RollupNotify, ThrottleNotify
 from agentmonitors.monitor.policy import UrgencyBand
 from agentmonitors.runtime.notify import CapturedMonitor, dispatch, envelope_for
 from agentmonitors.runtime.scheduling import schedule_for
@@ -37,6 +37,20 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
 
 def ms(text: str) -> int:
     return int(datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp() * 1000)
+
+
+def captured() -> CapturedMonitor:
+    return CapturedMonitor(
+        id="docs",
+        display_name="docs",
+        file_path="/w/.claude/monitors/docs/MONITOR.md",
+        instructions="Review.",
+        source_name="scripted",
+        name=None,
+        band=UrgencyBand("normal", "normal"),
+        baseline_strategy="net",
+        tags=(),
+    )
 
 
 # --------------------------------------------------------------------------- settle windows
@@ -87,17 +101,7 @@ def test_a_throttle_ends_with_its_window_when_the_clock_is_set_back() -> None:
     config = ThrottleNotify.model_validate(
         {"strategy": "throttle", "suppress-for": "1m"}
     ).to_policy()
-    monitor = CapturedMonitor(
-        id="docs",
-        display_name="docs",
-        file_path="/w/.claude/monitors/docs/MONITOR.md",
-        instructions="Review.",
-        source_name="scripted",
-        name=None,
-        band=UrgencyBand("normal", "normal"),
-        baseline_strategy="net",
-        tags=(),
-    )
+    monitor = captured()
     first = dispatch(
         config, monitor, [envelope_for(monitor, Observation(title="a"), START)], START, {}
     )
@@ -116,6 +120,24 @@ def test_a_throttle_ends_with_its_window_when_the_clock_is_set_back() -> None:
         second.state,
     )
     assert third.emitted == []  # the new window holds as authored
+
+
+def test_a_rollup_window_slept_through_releases_the_batch_once_on_waking() -> None:
+    config = RollupNotify.model_validate({"strategy": "rollup", "window": "0 17 * * *"}).to_policy()
+    monitor = captured()
+    at = ms("2026-05-28T16:00:00")
+    held = dispatch(config, monitor, [envelope_for(monitor, Observation(title="a"), at)], at, {})
+    assert held.emitted == []
+    before_window = ms("2026-05-28T16:59:59")
+    assert dispatch(config, monitor, [], before_window, held.state).emitted == []
+    # Asleep, or the clock set forward, across 17:00 (and a whole day): out now, once.
+    woken = ms("2026-05-29T18:10:00")
+    out = dispatch(config, monitor, [], woken, held.state)
+    assert [item.observation.title for item in out.emitted] == ["a"]
+    assert "pendingRollup" not in out.state
+    later = woken + 60_000
+    new = [envelope_for(monitor, Observation(title="b"), later)]
+    assert dispatch(config, monitor, new, later, out.state).emitted == []
 
 
 # --------------------------------------------------------------------------- schedules

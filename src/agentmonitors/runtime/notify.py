@@ -14,7 +14,7 @@ from typing import Any
 
 from agentmonitors.clock import iso_from_ms, ms_from_iso
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
-from agentmonitors.monitor.cron import cron_fires_in_minute
+from agentmonitors.monitor.cron import cron_fires_in_minute, next_cron_fire_ms
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.monitor.policy import (
     URGENCY_RANK,
@@ -309,12 +309,14 @@ def rollup(
 ) -> DispatchResult:
     """Accumulate until the window cron fires, then emit everything, one event each."""
     state = dict(state)
-    accumulated = _held(state, "pendingRollup", fallback, now_ms) + envelopes
+    held = _held(state, "pendingRollup", fallback, now_ms)
+    accumulated = held + envelopes
     minute = now_ms // 60_000
+    timezone = config.timezone or "UTC"
     fires = (
-        cron_fires_in_minute(config.window, config.timezone or "UTC", now_ms)
+        cron_fires_in_minute(config.window, timezone, now_ms)
         and state.get("rollupLastFiredMinute") != minute
-    )
+    ) or _window_missed(config.window, timezone, held, now_ms)
     if fires:
         state["rollupLastFiredMinute"] = minute
     if fires and accumulated:
@@ -325,6 +327,21 @@ def rollup(
     else:
         state.pop("pendingRollup", None)
     return DispatchResult([], state)
+
+
+def _window_missed(window: str, timezone: str, held: list[Envelope], now_ms: int) -> bool:
+    """A window came and went while these were held: the daemon slept through it (a
+    laptop asleep, a stopped process, the clock set forward).
+
+    The batch goes out now, once, rather than a whole window late. A window that fires
+    while a batch is held always releases it, so one after the oldest held observation
+    and before this minute was missed.
+    """
+    if not held:
+        return False
+    oldest = min(item.observed_at_ms for item in held)
+    fire = next_cron_fire_ms(window, timezone, oldest)
+    return fire is not None and fire < now_ms - now_ms % 60_000
 
 
 def pending_count(state: dict[str, Any]) -> int:
