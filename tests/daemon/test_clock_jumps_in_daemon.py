@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from tests.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
+EXE = str(Path(sys.executable).parent / "agentmonitors")
 DAY_S = 86_400
 STANDUP = ("standup", "Five-minute check", "*/5 * * * *")
 
@@ -43,6 +45,19 @@ def daemon(workspace: Path, tmp_path: Path) -> Iterator[ClockedDaemon]:
         process.process.send_signal(signal.SIGCONT)
         process.process.kill()
         process.process.communicate(timeout=10)
+
+
+def hook(root: Path, args: list[str], payload: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The installed command, as the host runs it: its own process, JSON on stdin."""
+    return subprocess.run(
+        [EXE, *args],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=60,
+        check=False,
+    )
 
 
 def events(daemon: ClockedDaemon, monitor_id: str) -> list[tuple[str, str, str | None]]:
@@ -79,11 +94,16 @@ def test_sleep_and_day_jumps_neither_hold_a_settle_nor_replay_a_schedule(
     assert daemon.process is not None
     pid = daemon.process.pid
 
+    start = {"session_id": "h1", "hook_event_name": "SessionStart", "cwd": str(workspace)}
+    assert hook(workspace, ["session", "start"], start).returncode == 0
+
     # Asleep for twenty minutes (10:25 ... 10:40 pass unseen): one catch-up run on waking.
+    # A prompt meanwhile is answered without the daemon, and breaks nothing.
     before = runs(daemon, "build")
     os.kill(pid, signal.SIGSTOP)
     daemon.advance(20 * 60)
-    time.sleep(0.3)
+    prompt = {**start, "hook_event_name": "UserPromptSubmit", "prompt": "go on"}
+    assert hook(workspace, ["hook", "deliver"], prompt).returncode == 0
     os.kill(pid, signal.SIGCONT)
     assert wait_for(lambda: events(daemon, "standup")) == [STANDUP]
     for _ in range(3):
@@ -91,6 +111,10 @@ def test_sleep_and_day_jumps_neither_hold_a_settle_nor_replay_a_schedule(
     assert events(daemon, "standup") == []  # not one per missed fire
     assert ping(daemon.socket)
     assert runs(daemon, "build") > before  # the interval monitor runs on
+    # The same daemon delivers the catch-up at the next prompt.
+    delivered = hook(workspace, ["hook", "deliver"], prompt)
+    assert "Monitored changes are pending" in delivered.stdout
+    assert daemon.process.pid == pid and daemon.process.poll() is None
 
     # A high change starts settling; the clock is set back a day meanwhile: the change
     # is out at the next tick, not a day later.
