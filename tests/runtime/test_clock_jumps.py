@@ -97,6 +97,27 @@ def test_an_interval_monitor_runs_once_when_its_last_run_is_in_the_future(
     assert harness.tick().evaluated_monitors == ["poll"]
 
 
+def test_a_silence_window_is_not_stretched_by_a_clock_set_back(harness: Harness) -> None:
+    write_monitor(
+        harness.workspace,
+        "ci",
+        "watch:\n  type: scripted\n  interval: 1d\nexpect:\n  change-within: 90m\n",
+    )
+    harness.tick()  # the baseline
+    harness.clock.advance(1_000)
+    harness.source.queue.append(observed(Observation(title="beat", object_key="ci")))
+    assert harness.tick("ci").next_wake_ms == START + 1_000 + 90 * 60_000  # a change starts it
+    back = START + 60_000 - DAY
+    harness.clock.set(back)
+    assert harness.tick().next_wake_ms == back + 90 * 60_000  # not a day and 90 min away
+    harness.clock.set(back + 90 * 60_000 - 1)
+    harness.tick()
+    harness.clock.advance(1)
+    harness.tick()
+    titles = [row["title"] for row in harness.rows("SELECT title FROM monitor_events")]
+    assert titles == ["beat", "ci has not changed in 1h 30m"]
+
+
 def test_a_throttle_ends_with_its_window_when_the_clock_is_set_back() -> None:
     config = ThrottleNotify.model_validate(
         {"strategy": "throttle", "suppress-for": "1m"}
