@@ -7,6 +7,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,10 @@ def ms(iso: str) -> int:
 class ClockedDaemon:
     """A daemon process over ``root`` whose clock is whatever the test last set."""
 
-    def __init__(self, root: Path, clock_file: Path) -> None:
+    def __init__(self, root: Path, clock_file: Path, *, offset: bool = False) -> None:
+        # ``offset``: the clock runs in real time from the instant set (clocked_daemon.py).
+        self.offset = offset
+        self.written = 0
         self.root = root
         self.clock_file = clock_file
         self.socket = resolve_socket_path(str(root))
@@ -39,13 +43,19 @@ class ClockedDaemon:
 
     def set_time(self, now_ms: int) -> None:
         self.now_ms = now_ms
-        # Replace, never truncate: the daemon may read between the two.
-        scratch = self.clock_file.with_suffix(".next")
-        scratch.write_text(str(now_ms))
-        os.replace(scratch, self.clock_file)
+        self._write(now_ms - time.time_ns() // 1_000_000 if self.offset else now_ms)
 
     def advance(self, seconds: float) -> None:
-        self.set_time(self.now_ms + int(seconds * 1000))
+        """Move the clock on (a running clock jumps by that much)."""
+        self.now_ms += int(seconds * 1000)
+        self._write(self.written + int(seconds * 1000))
+
+    def _write(self, value: int) -> None:
+        self.written = value
+        # Replace, never truncate: the daemon may read between the two.
+        scratch = self.clock_file.with_suffix(".next")
+        scratch.write_text(str(value))
+        os.replace(scratch, self.clock_file)
 
     def start(self, env: dict[str, str] | None = None) -> None:
         environment = {**os.environ, **(env or {})}
@@ -53,7 +63,13 @@ class ClockedDaemon:
             [str(REPO_ROOT), *filter(None, [environment.get("PYTHONPATH")])]
         )
         self.process = subprocess.Popen(
-            [sys.executable, str(LAUNCHER), str(self.clock_file), str(self.root)],
+            [
+                sys.executable,
+                str(LAUNCHER),
+                *(["--offset"] if self.offset else []),
+                str(self.clock_file),
+                str(self.root),
+            ],
             cwd=self.root,
             env=environment,
             stdout=subprocess.PIPE,

@@ -296,6 +296,8 @@ watch:
 
 # --------------------------------------------------------------------------- schedule
 
+DOWN_UNTIL = "2026-12-01T10:41:00Z"
+
 
 def test_schedule_fires_once_per_matching_minute_without_backfill(
     workspace: Path, daemon: ClockedDaemon
@@ -328,13 +330,22 @@ watch:
         ("2026-12-01T10:21:00Z", []),
         ("2026-12-01T10:25:59Z", [("standup", "Five-minute check", "*/5 * * * *")]),
         # Down for a quarter of an hour: 10:30 … 10:40 are not replayed.
-        ("2026-12-01T10:41:00Z", []),
+        (DOWN_UNTIL, []),
         ("2026-12-01T10:45:01Z", [("standup", "Five-minute check", "*/5 * * * *")]),
+        # Running but asleep (or stopped) until 11:02: 10:50 … 11:00 are one catch-up
+        # run, not four, and the next fire is on time.
+        ("2026-12-01T11:02:30Z", [("standup", "Five-minute check", "*/5 * * * *")]),
+        ("2026-12-01T11:03:00Z", []),
+        ("2026-12-01T11:05:00Z", [("standup", "Five-minute check", "*/5 * * * *")]),
         # Spring forward in New York: 02:30 does not exist that day, the job runs at 03:00.
         ("2027-03-14T07:00:10Z", [("night-job", "Scheduled trigger: 30 2 * * *", "30 2 * * *")]),
         ("2027-03-14T07:30:00Z", []),
     ]
     for moment, expected in script:
+        if moment == DOWN_UNTIL:  # no daemon across the gap
+            daemon.stop()
+            daemon.set_time(ms(moment))
+            daemon.start()
         daemon.set_time(ms(moment))
         daemon.tick()
         got = [event for event in daemon.new_events() if event[0] != "standup" or moment < "2027"]

@@ -95,6 +95,10 @@ class TickHarness:
     def tick(self) -> Any:
         return asyncio.run(self.runtime.tick())
 
+    def restart(self) -> None:
+        """A new process over the same database (the daemon stopped and started again)."""
+        self.runtime = Runtime(self.db, str(self.workspace), bundled_registry(), clock=self.clock)
+
     def events(self) -> list[dict[str, Any]]:
         with self.db.read() as conn:
             return [dict(row) for row in conn.execute("SELECT * FROM monitor_events")]
@@ -141,11 +145,22 @@ def test_schedule_monitor_through_the_runtime_tick(harness: TickHarness) -> None
     assert again.evaluated_monitors == [] and again.emitted_event_ids == []
     assert again.skipped_monitors[0]["nextDueAt"] == "2026-05-29T13:00:00.000Z"
 
-    # The daemon sleeps through Friday and the weekend: nothing is replayed.
+    # The daemon sleeps through Friday (the laptop's lid shut until Monday): one
+    # catch-up run when it wakes, not one per missed morning.
     harness.clock.set(ms("2026-06-01T15:00:00"))  # Monday 11:00 in New York
     late = harness.tick()
-    assert late.evaluated_monitors == [] and late.emitted_event_ids == []
-    assert late.skipped_monitors[0]["nextDueAt"] == "2026-06-02T13:00:00.000Z"
-    harness.clock.set(ms("2026-06-02T13:00:40"))
+    assert late.evaluated_monitors == ["standup"] and len(late.emitted_event_ids) == 1
+    harness.clock.advance(60_000)
+    after = harness.tick()
+    assert after.evaluated_monitors == [] and after.emitted_event_ids == []
+    assert after.skipped_monitors[0]["nextDueAt"] == "2026-06-02T13:00:00.000Z"
+
+    # No daemon runs from Monday until Wednesday 11:00: Tuesday's is not replayed.
+    harness.restart()
+    harness.clock.set(ms("2026-06-03T15:00:00"))
+    down = harness.tick()
+    assert down.evaluated_monitors == [] and down.emitted_event_ids == []
+    assert down.skipped_monitors[0]["nextDueAt"] == "2026-06-04T13:00:00.000Z"
+    harness.clock.set(ms("2026-06-04T13:00:40"))
     assert len(harness.tick().emitted_event_ids) == 1
-    assert len(harness.events()) == 2
+    assert len(harness.events()) == 3

@@ -392,5 +392,7 @@ class Daemon:
         if channel_attached(self.options.socket_path, self.options.workspace, now):
             self._idle_since_ms = now
             return False
+        # A clock set back since idling began would stretch the wait by the jump.
+        self._idle_since_ms = min(self._idle_since_ms, now)
         limit = reap_after if self._seen_session else max(reap_after, BOOT_GRACE_MS)
         return now - self._idle_since_ms >= limit

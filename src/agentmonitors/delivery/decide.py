@@ -107,9 +107,11 @@ class SessionView:
         """The settled high rows and their collapse."""
         if not self._settled:
             # ``DeliveryRow.settled``, inlined: this runs over every claimable high row.
-            cutoff = self.now_ms - HIGH_URGENCY_SETTLE_MS
+            cutoff, now = self.now_ms - HIGH_URGENCY_SETTLE_MS, self.now_ms
             settled = [
-                row for row in self.claimable("high") if row.event.created_at * 1000 <= cutoff
+                row
+                for row in self.claimable("high")
+                if not cutoff < row.event.created_at * 1000 <= now
             ]
             self._settled.append((settled, collapse_view(settled)))
         return self._settled[0]

@@ -132,7 +132,10 @@ class DeliveryRow:
         return self.acknowledged_at is None and self.first_notified_at is None
 
     def settled(self, now_ms: int) -> bool:
-        return now_ms - self.event.created_at * 1000 >= HIGH_URGENCY_SETTLE_MS
+        # An event created "in the future" means the wall clock was set back since:
+        # it is settled now, not a jump later (runtime/notify.py, debounce_due_ms).
+        age = now_ms - self.event.created_at * 1000
+        return age >= HIGH_URGENCY_SETTLE_MS or age < 0
 
     @property
     def delivery_state(self) -> str:

@@ -76,7 +76,12 @@ class ReservationRegistry:
         now = self.clock.now_ms()
         held: set[str] = set()
         with self._lock:
-            for key, item in list(self._items.items()):
+            for key, lease in list(self._items.items()):
+                item = lease
+                if lease.expires_at_ms > now + self.ttl_ms:
+                    # The wall clock was set back since the lease was made: it runs out
+                    # within its TTL from now, not the jump later.
+                    item = self._items[key] = Lease(lease.decision, now + self.ttl_ms)
                 if item.expires_at_ms <= now:
                     del self._items[key]
                 elif item.session_id == session_id:

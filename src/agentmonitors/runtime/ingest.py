@@ -177,7 +177,7 @@ class Ingest:
         notify = monitor.frontmatter.notify
         previous = dict(state.notify_state) if state is not None else {}
         if not isinstance(notify, RollupPolicy):
-            due = settle_due_ms(previous)
+            due = settle_due_ms(previous, now)
             if due is None:
                 return None
             if due > now:

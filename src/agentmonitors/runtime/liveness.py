@@ -157,6 +157,9 @@ class Liveness:
         # Each monitor's failures in a row as of its last observation, once read from the
         # history (first sight in this process) and counted here from then on.
         self._runs: dict[str, int] = {}
+        # Silence deadlines moved to this process's clock after it was set back, by
+        # (monitor, window start s).
+        self._set_back: dict[tuple[str, int], int] = {}
 
     def knows(self, monitor_id: str, failures_in_a_row: int) -> None:
         """The failures in a row before this tick's observation, read from the history
@@ -207,8 +210,15 @@ class Liveness:
             window = silence_window(conn, monitor, self.workspace)
         if window is None or window.raised_at_s is not None:
             return  # not started, or this silence was raised: the next change starts one
-        if now < window.deadline_ms:
-            result.wake_at(window.deadline_ms)
+        deadline = window.deadline_ms
+        start_ms = window.start_s * 1000
+        if start_ms > now:
+            # The window began "in the future": the wall clock was set back since. It
+            # lasts its length from when this process saw that, not the jump longer.
+            key = (monitor.id, window.start_s)
+            deadline = self._set_back.setdefault(key, now + deadline - start_ms)
+        if now < deadline:
+            result.wake_at(deadline)
             return
         self._raise(monitor, silence_observation(monitor, window.start_s * 1000, now), now, result)
 

@@ -9,11 +9,12 @@ batches survive a restart and a switch between implementations.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import Any
 
 from agentmonitors.clock import iso_from_ms, ms_from_iso
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
-from agentmonitors.monitor.cron import cron_fires_in_minute
+from agentmonitors.monitor.cron import cron_fires_in_minute, next_cron_fire_ms
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.monitor.policy import (
     URGENCY_RANK,
@@ -220,6 +221,32 @@ def _held(
     return [envelope for envelope in envelopes if envelope is not None]
 
 
+def debounce_due_ms(state: Mapping[str, Any], now_ms: int) -> int | None:
+    """When a held debounce batch is due out (its ``dueAt``); None when nothing is held.
+
+    Settle windows are stored as wall-clock instants, so the batch survives a restart.
+    A held observation stamped after ``now`` means the wall clock was set back since it
+    was observed (nothing is observed in the future): measured on that clock, the wait
+    would be the window plus the jump (a day, for a clock set back a day). Such a batch
+    is due at once, early by at most its window and never late. A clock set forward
+    makes ``dueAt`` pass at once as well. A batch with an unreadable ``dueAt`` is due.
+    """
+    pending = state.get("pendingDebounce")
+    if not isinstance(pending, dict):
+        return None
+    due_at = ms_from_iso(str(pending.get("dueAt", "")))
+    if due_at is None:
+        return now_ms
+    observations = pending.get("observations")
+    for item in observations if isinstance(observations, list) else ():
+        observed_at = (
+            ms_from_iso(str(item.get("observedAt", ""))) if isinstance(item, dict) else None
+        )
+        if observed_at is not None and observed_at > now_ms:
+            return now_ms
+    return due_at
+
+
 def dispatch(
     authored: NotifyConfig | None,
     fallback: CapturedMonitor,
@@ -239,8 +266,8 @@ def dispatch(
 
     emitted: list[Envelope] = []
     held = _held(state, "pendingDebounce", fallback, now_ms)
-    due_at = ms_from_iso(str((state.get("pendingDebounce") or {}).get("dueAt", "")))
-    if "pendingDebounce" in state and (due_at is None or due_at <= now_ms):
+    due_at = debounce_due_ms(state, now_ms)
+    if due_at is not None and due_at <= now_ms:
         emitted += held
         held = []
         state.pop("pendingDebounce")
@@ -257,10 +284,13 @@ def dispatch(
             emitted.append(envelope)
         elif isinstance(config, ThrottlePolicy):
             until = ms_from_iso(str(state.get("suppressedUntil", "")))
-            if until is not None and until > now_ms:
+            window = duration_ms(config.suppress_for)
+            # An end further away than the whole window means the wall clock was set
+            # back since: the window is over, not a day longer.
+            if until is not None and now_ms < until <= now_ms + window:
                 continue  # dropped, not held: throttling bounds the event rate
             emitted.append(envelope)
-            state["suppressedUntil"] = iso_from_ms(now_ms + duration_ms(config.suppress_for))
+            state["suppressedUntil"] = iso_from_ms(now_ms + window)
         elif isinstance(config, DebouncePolicy):
             held.append(envelope)
             state["pendingDebounce"] = {
@@ -279,12 +309,14 @@ def rollup(
 ) -> DispatchResult:
     """Accumulate until the window cron fires, then emit everything, one event each."""
     state = dict(state)
-    accumulated = _held(state, "pendingRollup", fallback, now_ms) + envelopes
+    held = _held(state, "pendingRollup", fallback, now_ms)
+    accumulated = held + envelopes
     minute = now_ms // 60_000
+    timezone = config.timezone or "UTC"
     fires = (
-        cron_fires_in_minute(config.window, config.timezone or "UTC", now_ms)
+        cron_fires_in_minute(config.window, timezone, now_ms)
         and state.get("rollupLastFiredMinute") != minute
-    )
+    ) or _window_missed(config.window, timezone, held, now_ms)
     if fires:
         state["rollupLastFiredMinute"] = minute
     if fires and accumulated:
@@ -295,6 +327,21 @@ def rollup(
     else:
         state.pop("pendingRollup", None)
     return DispatchResult([], state)
+
+
+def _window_missed(window: str, timezone: str, held: list[Envelope], now_ms: int) -> bool:
+    """A window came and went while these were held: the daemon slept through it (a
+    laptop asleep, a stopped process, the clock set forward).
+
+    The batch goes out now, once, rather than a whole window late. A window that fires
+    while a batch is held always releases it, so one after the oldest held observation
+    and before this minute was missed.
+    """
+    if not held:
+        return False
+    oldest = min(item.observed_at_ms for item in held)
+    fire = next_cron_fire_ms(window, timezone, oldest)
+    return fire is not None and fire < now_ms - now_ms % 60_000
 
 
 def pending_count(state: dict[str, Any]) -> int:

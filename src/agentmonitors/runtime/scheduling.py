@@ -7,7 +7,10 @@ cronsim, read in its time zone) unless it already ran in that minute. Fire times
 computed as real instants, so daylight-saving days behave like Debian cron: a fixed-time
 job in a skipped hour runs when the hour resumes (``30 2 * * *`` at 03:00 on the
 spring-forward day), a fixed-time job in a repeated hour runs once (its first pass),
-and a wildcard-hour job runs in both passes. A missed minute is never replayed.
+and a wildcard-hour job runs in both passes. A minute missed while no process ran is
+never replayed; fires missed while the daemon ran but could not look (asleep, stopped,
+the wall clock set forward) are caught up by one run, never one per fire. A wall clock
+set back never delays a monitor: a last run "in the future" does not count against it.
 """
 
 from __future__ import annotations
@@ -51,20 +54,32 @@ def schedule_for(
     config: Mapping[str, Any],
     last_observation_at_ms: int | None,
     now_ms: int,
+    checked_at_ms: int | None = None,
 ) -> Schedule:
-    """Whether a monitor of the source ``traits`` describe is due now, and when it is next."""
+    """Whether a monitor of the source ``traits`` describe is due now, and when it is next.
+
+    ``checked_at_ms`` is when this process last asked about the monitor (None in a
+    process that has not): a cron fire between that look and now was missed while the
+    process ran (a laptop asleep, a stopped process, a clock set forward) and is run
+    once now.
+    """
     try:
         cadence = cadence_of(traits, config)
     except Exception as error:  # a plugin's cadence must not abort the tick
         return Schedule(False, DEFAULT_INTERVAL_MS, str(error).strip() or type(error).__name__)
     if isinstance(cadence, OnCron):
-        return _schedule_for_cron(cadence, last_observation_at_ms, now_ms)
-    elapsed = now_ms - (last_observation_at_ms or 0)
-    return Schedule(elapsed >= cadence.interval_ms, cadence.interval_ms)
+        return _schedule_for_cron(cadence, last_observation_at_ms, now_ms, checked_at_ms)
+    last = last_observation_at_ms or 0
+    if last > now_ms:
+        # The last run is in the future: the wall clock was set back since. Measured
+        # on that clock the interval would last the jump too (a day, for a day); the
+        # monitor runs now and its interval counts from there.
+        return Schedule(True, cadence.interval_ms)
+    return Schedule(now_ms - last >= cadence.interval_ms, cadence.interval_ms)
 
 
 def _schedule_for_cron(
-    cadence: OnCron, last_observation_at_ms: int | None, now_ms: int
+    cadence: OnCron, last_observation_at_ms: int | None, now_ms: int, checked_at_ms: int | None
 ) -> Schedule:
     timezone, cron = cadence.timezone, cadence.cron
     if not isinstance(timezone, str) or not timezone_is_valid(timezone):
@@ -72,21 +87,45 @@ def _schedule_for_cron(
     if not isinstance(cron, str):
         return Schedule(False, 60_000)
     minute = now_ms - now_ms % 60_000
+    last = last_observation_at_ms
     try:
         fires_now = cron_fires_in_minute(cron, timezone, now_ms)
         # The first fire after this minute's start: this minute's own was either
         # taken below or does not exist.
         upcoming = next_cron_fire_ms(cron, timezone, minute)
+        # Missed: a fire after both the last look and the last run (a run after now,
+        # the clock set back, is no run of this timeline's).
+        since = checked_at_ms
+        if since is not None and last is not None and since < last <= now_ms:
+            since = last
+        missed = _missed_fire(cron, timezone, since, minute)
     except ValueError as error:
         return Schedule(False, 60_000, str(error))
     # One run per matching minute: the guard is the minute, not a 60 s gap, so ticks
-    # that drift across minute boundaries never skip a matching minute.
-    if fires_now and (last_observation_at_ms is None or last_observation_at_ms < minute):
+    # that drift across minute boundaries never skip a matching minute. A last run
+    # after this minute means the wall clock was set back: this minute fires again
+    # (as cron does after a clock is set back by hours), it is not a day away.
+    ran_this_minute = last is not None and minute <= last < minute + 60_000
+    if (fires_now and not ran_this_minute) or missed is not None:
         return Schedule(True, 60_000 if upcoming is None else upcoming - now_ms)
-    base = last_observation_at_ms if last_observation_at_ms is not None else now_ms
+    base = last if last is not None and last <= now_ms else now_ms
     if upcoming is None:  # the expression never fires again (e.g. 30 February)
         return Schedule(False, 60_000)
     return Schedule(False, max(upcoming - base, 0))
+
+
+def _missed_fire(cron: str, timezone: str, since_ms: int | None, minute: int) -> int | None:
+    """The first fire after the minute of ``since_ms`` and before this minute, if any.
+
+    However many fires fell in that gap (a laptop asleep all night under an hourly cron),
+    the caller runs the monitor once: one catch-up, never a storm. A look after this
+    minute (the clock set back) or in it misses nothing. Downtime, when no process
+    looked, is not replayed (as cron).
+    """
+    if since_ms is None or since_ms >= minute:
+        return None
+    fire = next_cron_fire_ms(cron, timezone, since_ms - since_ms % 60_000)
+    return fire if fire is not None and fire < minute else None
 
 
 def backoff_ms(consecutive_failures: int) -> int:

@@ -78,6 +78,9 @@ class Runtime:
         self._restored: set[str] = set()
         # Each monitor's cadence as of its last scheduling (ms): the least a retry waits.
         self._floors: dict[str, int] = {}
+        # When this process last scheduled each monitor (wall ms): a cron fire between
+        # that and now was missed while it ran (asleep, stopped) and is caught up once.
+        self._checked_at: dict[str, int] = {}
         # What the runtime does not decide itself (docs/architecture.md): each stored
         # event goes to ``on_event`` inside its transaction (projection into sessions),
         # ``before_tick`` sweeps run first (idle sessions), ``after_tick`` callbacks
@@ -278,7 +281,9 @@ class Runtime:
                 )
             last = state.last_observation_at_ms if state else None
             traits = self.registry.traits(monitor.source_name)
-            schedule = schedule_for(traits, monitor.source_config, last, now)
+            checked = self._checked_at.get(monitor.id)
+            self._checked_at[monitor.id] = now
+            schedule = schedule_for(traits, monitor.source_config, last, now, checked)
             if schedule.error is not None:
                 self._record_error(
                     monitor.id, monitor.source_name, schedule.error, now, result, monitor
@@ -303,7 +308,8 @@ class Runtime:
                     self._release_when_not_due(monitor, state, now, result)
                     continue
                 if not schedule.due:
-                    base = last if last is not None else now
+                    # A last run after now (the clock set back) is no base.
+                    base = last if last is not None and last <= now else now
                     result.skipped_monitors.append(
                         {
                             "monitorId": monitor.id,

@@ -9,19 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentmonitors.clock import ms_from_iso
 from agentmonitors.monitor.cron import next_cron_fire_ms
 from agentmonitors.monitor.policy import RollupPolicy
-from agentmonitors.runtime.notify import NotifyConfig
+from agentmonitors.runtime.notify import NotifyConfig, debounce_due_ms
 
 
-def settle_due_ms(notify_state: Mapping[str, Any]) -> int | None:
-    """When a held debounce batch is due, from a monitor's notify state."""
-    pending = notify_state.get("pendingDebounce") if isinstance(notify_state, dict) else None
-    if not isinstance(pending, dict):
+def settle_due_ms(notify_state: Mapping[str, Any], now: int) -> int | None:
+    """When a held debounce batch is due, from a monitor's notify state (``now`` when the
+    wall clock was set back under it: ``runtime/notify.py``, ``debounce_due_ms``)."""
+    if not isinstance(notify_state, dict):
         return None
-    due = ms_from_iso(str(pending.get("dueAt", "")))
-    return 0 if due is None else due
+    return debounce_due_ms(notify_state, now)
 
 
 def pacing_due_ms(
@@ -29,7 +27,7 @@ def pacing_due_ms(
 ) -> int | None:
     """When held observations are next due out: a debounce's end, a rollup's next window."""
     if not isinstance(notify, RollupPolicy):
-        return settle_due_ms(notify_state)
+        return settle_due_ms(notify_state, now)
     if not isinstance(notify_state, dict) or "pendingRollup" not in notify_state:
         return None  # an empty window only stamps its minute: nothing to wake for
     try:

@@ -2,8 +2,9 @@
 
 The runtime decides *when* a schedule monitor is due (``runtime/scheduling.py``: the
 cron fires in the current minute, read in ``timezone``, and the monitor has not run in
-that minute; a missed minute is never replayed). ``observe`` only reports the trigger:
-every call yields exactly one observation, stamped with the runtime's clock.
+that minute; fires the daemon slept through are one catch-up run, and a minute missed
+while no daemon ran is never replayed). ``observe`` only reports the trigger: every call
+yields exactly one observation, stamped with the runtime's clock.
 """
 
 from __future__ import annotations
