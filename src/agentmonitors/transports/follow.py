@@ -64,6 +64,7 @@ from agentmonitors.delivery.heartbeats import (
 from agentmonitors.delivery.text import _socket_clause
 from agentmonitors.paths import workspace_db
 from agentmonitors.transports.follow_pace import Pace
+from agentmonitors.transports.follow_wait import PushWait
 from agentmonitors.transports.handoff import COMMITTED, LAPSED, UNWRITTEN, hand_off, pending_text
 from agentmonitors.workspace import data_root, live_setting, read_local_state
 
@@ -73,11 +74,10 @@ if TYPE_CHECKING:
 DEFAULT_MAX_SECONDS = 25 * 60
 """Below Claude Code's 30-minute Monitor limit, with room for the restart line."""
 POLL_S = 0.1
-"""Between polls: a settled change reaches stdout within one poll of settling, at a
-few percent of one core for the daemon and this process together."""
+"""Between polls, with a daemon that cannot push (one without ``delivery.wait``)."""
 WATCH_S = 0.01
-"""Between looks at the database's files while waiting for the next poll: a write there
-(a new event, a projection) starts the poll at once, for the price of two ``stat`` calls."""
+"""With such a daemon, between looks at the database's files while waiting for the next
+poll: a write there (a new event, a projection) starts the poll at once."""
 RECONNECT_S = 0.5
 """Between attempts while the daemon is unreachable."""
 ENABLED_CHECK_S = 1.0
@@ -157,6 +157,13 @@ class Follower:
         self._unreachable = False
         self._last_heartbeat = -HEARTBEAT_EVERY_S
         self._last_enabled_check = -ENABLED_CHECK_S
+        self.push = PushWait(socket_path, session_id)
+        self.push.pushes = ipc is None  # an injected daemon is polled
+
+    def interrupt(self) -> None:
+        """Stop now, even from inside a wait (a signal handler may call it)."""
+        self.stop.set()
+        self.push.interrupt()
 
     # ------------------------------------------------------------------ plumbing
 
@@ -258,9 +265,26 @@ class Follower:
         return tuple(stamp)
 
     def idle(self, seconds: float) -> None:
-        """Wait until the next poll, or until the daemon writes to its database (an event
-        is stored in the same transaction as its projection): the line then goes out at
-        once instead of up to a poll later."""
+        """Wait until the daemon says the session may have news (``delivery.wait``): a
+        change, a settle window ending, a lapsed lease, the session ending. Meanwhile
+        nothing wakes this process but its heartbeat and the host's rate limit."""
+        hold = self._last_heartbeat + HEARTBEAT_EVERY_S - self.clock()
+        if hold <= 0:  # no heartbeat written yet: nothing to keep fresh
+            hold = HEARTBEAT_EVERY_S
+        if not self.pace.ready():
+            hold = min(hold, self.pace.wait_s())
+        if not self.push.wait(hold, self._out_fd()):
+            self._poll_idle(seconds)
+
+    def _out_fd(self) -> int | None:
+        try:
+            return self.out.fileno()
+        except (OSError, ValueError, AttributeError):
+            return None
+
+    def _poll_idle(self, seconds: float) -> None:
+        """Wait until the next poll, or until the daemon writes to its database: the
+        line then goes out at once instead of up to a poll later."""
         if self.db_path is None:
             self.stop.wait(seconds)
             return
@@ -381,6 +405,15 @@ class Follower:
             lock.release()
 
     def _run(self) -> int:
+        self.push.open()
+        if self.stop.is_set():
+            self.push.interrupt()
+        try:
+            return self._follow()
+        finally:
+            self.push.close()
+
+    def _follow(self) -> int:
         started = self.clock()
         reason: str | None = None
         try:
@@ -418,7 +451,6 @@ class Follower:
                     self.idle(POLL_S)
         finally:
             self.stop.set()
-
             remove_heartbeat("follow", self._key)
         if reason is None:
             reason = "stopped"
@@ -455,7 +487,7 @@ def run_follow(
     follower = Follower(session_id, socket_path, max_seconds=max_seconds, fmt=fmt)
 
     def stop(_signum: int, _frame: object) -> None:
-        follower.stop.set()
+        follower.interrupt()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

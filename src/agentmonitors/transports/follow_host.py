@@ -186,7 +186,7 @@ def run_host_follow(host_session_id: str, socket_override: str | None, fmt: str 
     def stop(_signum: int, _frame: object) -> None:
         runner.stop.set()
         if runner.follower is not None:
-            runner.follower.stop.set()
+            runner.follower.interrupt()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

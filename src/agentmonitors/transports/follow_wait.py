@@ -1,0 +1,191 @@
+"""The follower's side of ``delivery.wait``: sleep until the daemon says look.
+
+One request held open by the daemon (``daemon/live_waits.py``) until the session may
+have news or the hold ends; meanwhile this process sleeps in one ``select`` on the
+socket and on a pipe that a stop (SIGTERM, stdout gone) writes to, so a stop never
+waits out the hold. Standard library only, like the daemon client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import socket
+import time
+from typing import Any
+
+from agentmonitors.daemon.client import (
+    DaemonApplicationError,
+    DaemonConnectionError,
+    DaemonUnsupportedError,
+)
+from agentmonitors.daemon.protocol import (
+    MAX_REPLY_BYTES,
+    decode_json_line,
+    encode_message,
+    is_unsupported_reply,
+)
+from agentmonitors.paths import socket_problem
+
+__all__ = ["Interrupter", "PushWait", "wait_for_change"]
+
+SLACK_S = 5.0
+"""Beyond the hold, how long an answer may take before the daemon counts as stalled."""
+
+
+class Interrupter:
+    """A self-pipe: :meth:`interrupt` (safe in a signal handler) ends a wait at once."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self.write_fd, False)
+
+    def interrupt(self) -> None:
+        with contextlib.suppress(OSError):  # full (already interrupted) or closed
+            os.write(self.write_fd, b"x")
+
+    def close(self) -> None:
+        for fd in (self.read_fd, self.write_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _unreachable(socket_path: str, reason: str) -> DaemonConnectionError:
+    return DaemonConnectionError(
+        f"Cannot reach AgentMon daemon at {socket_path}: {reason}", socket_path
+    )
+
+
+def _connect(socket_path: str, payload: bytes) -> socket.socket:
+    problem = socket_problem(socket_path)
+    if problem is not None:
+        raise _unreachable(socket_path, problem)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(SLACK_S)
+        sock.connect(socket_path)
+        sock.sendall(payload)
+    except OSError as error:
+        sock.close()
+        raise _unreachable(socket_path, error.strerror or str(error)) from error
+    sock.setblocking(False)
+    return sock
+
+
+def _read_line(
+    sock: socket.socket, socket_path: str, deadline: float, poller: select.poll
+) -> bytes | None:
+    """The reply line, or None when another registered descriptor spoke first."""
+    buffer = bytearray()
+    while b"\n" not in buffer:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DaemonConnectionError(
+                f"Timed out waiting for AgentMon daemon at {socket_path}",
+                socket_path,
+                timed_out=True,
+            )
+        ready = {fd for fd, _mask in poller.poll(left * 1000)}
+        if ready - {sock.fileno()}:
+            return None
+        if not ready:
+            continue
+        try:
+            chunk = sock.recv(65536)
+        except BlockingIOError:
+            continue
+        except OSError as error:
+            raise _unreachable(socket_path, error.strerror or str(error)) from error
+        if not chunk:
+            raise _unreachable(socket_path, "connection closed before a complete reply")
+        buffer += chunk
+        if len(buffer) > MAX_REPLY_BYTES:
+            raise _unreachable(socket_path, "reply too large")
+    return bytes(buffer[: buffer.index(b"\n")])
+
+
+def wait_for_change(
+    socket_path: str,
+    params: dict[str, Any],
+    hold_s: float,
+    interrupter: Interrupter,
+    hangup_fd: int | None = None,
+) -> Any:
+    """``delivery.wait``'s result, or None when interrupted first (or ``hangup_fd``,
+    the follower's stdout, lost its reader).
+
+    Raises what :func:`~agentmonitors.daemon.client.call` raises:
+    ``DaemonUnsupportedError`` from a daemon without the method (the caller polls
+    instead), ``DaemonConnectionError`` when the daemon is away or stalled.
+    """
+    request_id = os.urandom(12).hex()
+    request = {**params, "holdMs": int(hold_s * 1000)}
+    payload = encode_message({"id": request_id, "method": "delivery.wait", "params": request})
+    sock = _connect(socket_path, payload)
+    try:
+        poller = select.poll()
+        poller.register(sock.fileno(), select.POLLIN)
+        poller.register(interrupter.read_fd, select.POLLIN)
+        if hangup_fd is not None:
+            poller.register(hangup_fd, 0)  # errors and hang-ups only
+        line = _read_line(sock, socket_path, time.monotonic() + hold_s + SLACK_S, poller)
+    finally:
+        sock.close()
+    if line is None:
+        return None
+    try:
+        reply = decode_json_line(line)
+    except (ValueError, RecursionError):
+        raise _unreachable(socket_path, "garbled reply (not JSON)") from None
+    if not isinstance(reply, dict) or reply.get("id") not in (request_id, None):
+        raise _unreachable(socket_path, "garbled reply")
+    if is_unsupported_reply(reply):
+        raise DaemonUnsupportedError("delivery.wait is not supported", socket_path)
+    if "error" in reply:
+        raise DaemonApplicationError(str(reply["error"]), socket_path)
+    return reply.get("result")
+
+
+class PushWait:
+    """A follower's waits on the daemon: the session's version last seen, and whether
+    this daemon pushes at all (an older one does not: the follower polls then)."""
+
+    def __init__(self, socket_path: str, session_id: str) -> None:
+        self.socket_path = socket_path
+        self.session_id = session_id
+        self.version: int | None = None
+        """None before the first answer: the first wait returns at once."""
+        self.pushes = True
+        self.interrupter: Interrupter | None = None
+
+    def open(self) -> None:
+        self.interrupter = Interrupter()
+
+    def interrupt(self) -> None:
+        if self.interrupter is not None:
+            self.interrupter.interrupt()
+
+    def close(self) -> None:
+        interrupter, self.interrupter = self.interrupter, None
+        if interrupter is not None:
+            interrupter.close()
+
+    def wait(self, hold_s: float, hangup_fd: int | None) -> bool:
+        """Sleep until the daemon says look, the hold ends or a stop; False when this
+        daemon cannot push (the caller polls)."""
+        if not self.pushes or self.interrupter is None:
+            return False
+        params = {"sessionId": self.session_id, "since": self.version}
+        try:
+            reply = wait_for_change(self.socket_path, params, hold_s, self.interrupter, hangup_fd)
+        except DaemonUnsupportedError:
+            self.pushes = False
+            return False
+        except (DaemonConnectionError, DaemonApplicationError):
+            self.version = None  # the next poll says what is wrong
+            return True
+        if isinstance(reply, dict) and isinstance(reply.get("version"), int):
+            self.version = reply["version"]
+        return True
