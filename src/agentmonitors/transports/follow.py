@@ -82,6 +82,7 @@ RECONNECT_S = 0.5
 """Between attempts while the daemon is unreachable."""
 ENABLED_CHECK_S = 1.0
 HEARTBEAT_EVERY_S = 10.0
+HEARTBEAT_SLACK_S = 0.5
 FORMATS = ("text", "json")
 MAX_PARTS = 4
 """Deliveries one line may merge (each is at most the follow cap, 600 code points)."""
@@ -222,7 +223,8 @@ class Follower:
             return False
 
     def heartbeat(self, now: float, *, delivered: bool = False) -> None:
-        if not delivered and now - self._last_heartbeat < HEARTBEAT_EVERY_S:
+        # A little early rather than one more wake for it (a wait's hold ends on time).
+        if not delivered and now - self._last_heartbeat < HEARTBEAT_EVERY_S - HEARTBEAT_SLACK_S:
             return
         if self.stop.is_set() or self.workspace is None:
             return  # a late write must not recreate the record removed on exit
@@ -268,6 +270,8 @@ class Follower:
         """Wait until the daemon says the session may have news (``delivery.wait``): a
         change, a settle window ending, a lapsed lease, the session ending. Meanwhile
         nothing wakes this process but its heartbeat and the host's rate limit."""
+        # The hold ends with the heartbeat due; the poll after it also keeps the
+        # session active, as a follower always has.
         hold = self._last_heartbeat + HEARTBEAT_EVERY_S - self.clock()
         if hold <= 0:  # no heartbeat written yet: nothing to keep fresh
             hold = HEARTBEAT_EVERY_S

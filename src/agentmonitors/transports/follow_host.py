@@ -31,7 +31,12 @@ from agentmonitors.workspace import (
 HOST_SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 ADAPTER = "claude-code"
 WAIT_S = 0.25
-"""Between looks while the session is not known yet."""
+"""Between looks while the session is not known yet (it registers within a second)."""
+WAIT_LONG_S = 2.0
+"""Between looks once it has been unknown for :data:`QUICK_LOOKS_S` (a session gone
+dormant, a hook that never ran): still in time for its next prompt, without waking
+four times a second for hours."""
+QUICK_LOOKS_S = 10.0
 BOOT_GRACE_S = 10.0
 """How long a daemon that never answered is left to session start, which boots it."""
 REVIVE_AFTER_S = 1.0
@@ -75,6 +80,7 @@ class HostFollower:
         self._last_away = 0.0
         self._failed_boots = 0
         self._first_look = time.monotonic()
+        self._unknown_since: float | None = None
 
     def project(self) -> tuple[str, LocalState, str] | None:
         """The enabled project of this folder with live updates on, and its socket."""
@@ -148,8 +154,11 @@ class HostFollower:
             self._known_daemon = True
             self._away_since = None
             if session is None:
-                self.stop.wait(WAIT_S)
+                self._unknown_since = self._unknown_since or time.monotonic()
+                quick = time.monotonic() - self._unknown_since < QUICK_LOOKS_S
+                self.stop.wait(WAIT_S if quick else WAIT_LONG_S)
                 continue
+            self._unknown_since = None
             code = self.follow(str(session["id"]), workspace, state, socket)
             if code is not None:
                 return code
