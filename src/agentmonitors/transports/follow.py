@@ -64,9 +64,9 @@ from agentmonitors.delivery.heartbeats import (
 from agentmonitors.delivery.text import _socket_clause
 from agentmonitors.paths import workspace_db
 from agentmonitors.transports.follow_pace import Pace
-from agentmonitors.transports.follow_wait import PushWait
+from agentmonitors.transports.follow_wait import PushWait, poll_until_written
 from agentmonitors.transports.handoff import COMMITTED, LAPSED, UNWRITTEN, hand_off, pending_text
-from agentmonitors.workspace import data_root, live_setting, read_local_state
+from agentmonitors.workspace import data_root, enable_file_path, live_setting, read_local_state
 
 if TYPE_CHECKING:
     from agentmonitors.delivery.wire import RenderedReply
@@ -160,6 +160,7 @@ class Follower:
         self._last_enabled_check = -ENABLED_CHECK_S
         self.push = PushWait(socket_path, session_id)
         self.push.pushes = ipc is None  # an injected daemon is polled
+        self._started = clock()
 
     def interrupt(self) -> None:
         """Stop now, even from inside a wait (a signal handler may call it)."""
@@ -254,31 +255,28 @@ class Follower:
 
     # ------------------------------------------------------------------ the loop
 
-    def _stamp(self) -> tuple[int, ...]:
-        """What changes when the daemon writes: the database and its write-ahead log."""
-        stamp: list[int] = []
-        for path in (self.db_path, f"{self.db_path}-wal") if self.db_path else ():
-            try:
-                found = os.stat(path)
-            except OSError:
-                stamp += [0, 0]
-                continue
-            stamp += [found.st_mtime_ns, found.st_size]
-        return tuple(stamp)
-
     def idle(self, seconds: float) -> None:
         """Wait until the daemon says the session may have news (``delivery.wait``): a
         change, a settle window ending, a lapsed lease, the session ending. Meanwhile
         nothing wakes this process but its heartbeat and the host's rate limit."""
         # The hold ends with the heartbeat due; the poll after it also keeps the
         # session active, as a follower always has.
-        hold = self._last_heartbeat + HEARTBEAT_EVERY_S - self.clock()
+        now = self.clock()
+        hold = self._last_heartbeat + HEARTBEAT_EVERY_S - now
         if hold <= 0:  # no heartbeat written yet: nothing to keep fresh
             hold = HEARTBEAT_EVERY_S
         if not self.pace.ready():
             hold = min(hold, self.pace.wait_s())
-        if not self.push.wait(hold, self._out_fd()):
+        if self.host_session_id is None:  # the time limit's line goes out on time
+            hold = min(hold, max(0.0, self._started + self.max_seconds - now))
+        if self.workspace is not None:
+            self.push.watch_file(enable_file_path(self.workspace))
+        if not self.push.watching:  # the enable file is looked at once a second
+            hold = min(hold, ENABLED_CHECK_S)
+        if not self.push.wait(max(0.01, hold), self._out_fd()):
             self._poll_idle(seconds)
+        elif self.push.file_changed:
+            self._last_enabled_check = -ENABLED_CHECK_S  # read it now
 
     def _out_fd(self) -> int | None:
         try:
@@ -287,16 +285,9 @@ class Follower:
             return None
 
     def _poll_idle(self, seconds: float) -> None:
-        """Wait until the next poll, or until the daemon writes to its database: the
-        line then goes out at once instead of up to a poll later."""
-        if self.db_path is None:
-            self.stop.wait(seconds)
-            return
-        before = self._stamp()
-        deadline = self.clock() + seconds
-        while self.clock() < deadline:
-            if self.stop.wait(WATCH_S) or self._stamp() != before:
-                return
+        """Without a push: until the next poll, or until the daemon writes to its
+        database (the line then goes out at once instead of up to a poll later)."""
+        poll_until_written(self.db_path, seconds, self.stop, self.clock, WATCH_S)
 
     def reserve(self) -> dict[str, Any]:
         return cast(
@@ -418,7 +409,7 @@ class Follower:
             self.push.close()
 
     def _follow(self) -> int:
-        started = self.clock()
+        started = self._started = self.clock()
         reason: str | None = None
         try:
             while not self.stop.is_set():

@@ -12,7 +12,9 @@ import contextlib
 import os
 import select
 import socket
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from agentmonitors.daemon.client import (
@@ -27,8 +29,9 @@ from agentmonitors.daemon.protocol import (
     is_unsupported_reply,
 )
 from agentmonitors.paths import socket_problem
+from agentmonitors.transports.file_watch import FileWatch
 
-__all__ = ["Interrupter", "PushWait", "wait_for_change"]
+__all__ = ["Interrupter", "PushWait", "poll_until_written", "wait_for_change"]
 
 SLACK_S = 5.0
 """Beyond the hold, how long an answer may take before the daemon counts as stalled."""
@@ -112,9 +115,10 @@ def wait_for_change(
     hold_s: float,
     interrupter: Interrupter,
     hangup_fd: int | None = None,
+    wake_fds: tuple[int, ...] = (),
 ) -> Any:
     """``delivery.wait``'s result, or None when interrupted first (or ``hangup_fd``,
-    the follower's stdout, lost its reader).
+    the follower's stdout, lost its reader, or one of ``wake_fds`` became readable).
 
     Raises what :func:`~agentmonitors.daemon.client.call` raises:
     ``DaemonUnsupportedError`` from a daemon without the method (the caller polls
@@ -130,6 +134,8 @@ def wait_for_change(
         poller.register(interrupter.read_fd, select.POLLIN)
         if hangup_fd is not None:
             poller.register(hangup_fd, 0)  # errors and hang-ups only
+        for fd in wake_fds:
+            poller.register(fd, select.POLLIN)
         line = _read_line(sock, socket_path, time.monotonic() + hold_s + SLACK_S, poller)
     finally:
         sock.close()
@@ -159,6 +165,19 @@ class PushWait:
         """None before the first answer: the first wait returns at once."""
         self.pushes = True
         self.interrupter: Interrupter | None = None
+        self.file: FileWatch | None = None
+        self.file_changed = False
+        """Whether the watched file changed during the last wait."""
+
+    def watch_file(self, path: str) -> None:
+        """Wake for changes to ``path`` too (the enable file), where the OS can say."""
+        if self.file is None:
+            self.file = FileWatch(path)
+
+    @property
+    def watching(self) -> bool:
+        """Whether a change to the watched file ends a wait (False: look at it often)."""
+        return self.file is not None and self.file.fd is not None
 
     def open(self) -> None:
         self.interrupter = Interrupter()
@@ -171,6 +190,9 @@ class PushWait:
         interrupter, self.interrupter = self.interrupter, None
         if interrupter is not None:
             interrupter.close()
+        watch, self.file = self.file, None
+        if watch is not None:
+            watch.close()
 
     def wait(self, hold_s: float, hangup_fd: int | None) -> bool:
         """Sleep until the daemon says look, the hold ends or a stop; False when this
@@ -178,14 +200,51 @@ class PushWait:
         if not self.pushes or self.interrupter is None:
             return False
         params = {"sessionId": self.session_id, "since": self.version}
+        wake_fds = (self.file.fd,) if self.file is not None and self.file.fd is not None else ()
         try:
-            reply = wait_for_change(self.socket_path, params, hold_s, self.interrupter, hangup_fd)
+            reply = wait_for_change(
+                self.socket_path, params, hold_s, self.interrupter, hangup_fd, wake_fds
+            )
         except DaemonUnsupportedError:
             self.pushes = False
             return False
         except (DaemonConnectionError, DaemonApplicationError):
             self.version = None  # the next poll says what is wrong
             return True
+        finally:
+            self.file_changed = self.file is not None and self.file.changed()
         if isinstance(reply, dict) and isinstance(reply.get("version"), int):
             self.version = reply["version"]
         return True
+
+
+def _stamp(db_path: str) -> tuple[int, ...]:
+    """What changes when the daemon writes: the database and its write-ahead log."""
+    stamp: list[int] = []
+    for path in (db_path, f"{db_path}-wal"):
+        try:
+            found = os.stat(path)
+        except OSError:
+            stamp += [0, 0]
+            continue
+        stamp += [found.st_mtime_ns, found.st_size]
+    return tuple(stamp)
+
+
+def poll_until_written(
+    db_path: str | None,
+    seconds: float,
+    stop: threading.Event,
+    clock: Callable[[], float],
+    every_s: float,
+) -> None:
+    """For a daemon that cannot push: ``seconds``, or less when the database's files
+    change (looked at every ``every_s``), or until ``stop``."""
+    if db_path is None:
+        stop.wait(seconds)
+        return
+    before = _stamp(db_path)
+    deadline = clock() + seconds
+    while clock() < deadline:
+        if stop.wait(every_s) or _stamp(db_path) != before:
+            return
