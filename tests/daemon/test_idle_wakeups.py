@@ -22,7 +22,7 @@ from agentmonitors.daemon.client import call, ping
 from agentmonitors.delivery.heartbeats import read_records
 from agentmonitors.paths import resolve_socket_path
 from tests.conftest import CliResult
-from tests.waiting import wait_for
+from tests.waiting import asleep_for_a_window, wait_for
 
 pytestmark = [
     pytest.mark.slow,
@@ -37,29 +37,6 @@ watch:
 ---
 Read the changed note.
 """
-WINDOW_S = 2.0
-"""Long enough that a once-a-second beat shows twice."""
-
-
-def switches(pid: int, *, main_thread_only: bool = False) -> int:
-    """Voluntary context switches (times it went to sleep) of ``pid``'s threads."""
-    tasks = [str(pid)] if main_thread_only else os.listdir(f"/proc/{pid}/task")
-    total = 0
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/status", encoding="ascii") as status:
-                for line in status:
-                    if line.startswith("voluntary_ctxt_switches:"):
-                        total += int(line.split()[1])
-        except FileNotFoundError:  # a thread that ended meanwhile
-            continue
-    return total
-
-
-def asleep_for_a_window(pid: int, *, main_thread_only: bool = False) -> int:
-    before = switches(pid, main_thread_only=main_thread_only)
-    time.sleep(WINDOW_S)
-    return switches(pid, main_thread_only=main_thread_only) - before
 
 
 class Daemon:

@@ -19,7 +19,9 @@ import sys
 
 __all__ = ["FileWatch"]
 
-# <sys/inotify.h>: what changes a file's content or its presence in the folder.
+# <sys/inotify.h>: what changes a file's content or its presence in the folder (a
+# transcript is appended to, the enable file replaced).
+_IN_MODIFY = 0x002
 _IN_ATTRIB = 0x004
 _IN_CLOSE_WRITE = 0x008
 _IN_MOVED_FROM = 0x040
@@ -29,7 +31,8 @@ _IN_DELETE = 0x200
 _IN_DELETE_SELF = 0x400
 _IN_MOVE_SELF = 0x800
 _MASK = (
-    _IN_ATTRIB
+    _IN_MODIFY
+    | _IN_ATTRIB
     | _IN_CLOSE_WRITE
     | _IN_MOVED_FROM
     | _IN_MOVED_TO

@@ -165,19 +165,24 @@ class PushWait:
         """None before the first answer: the first wait returns at once."""
         self.pushes = True
         self.interrupter: Interrupter | None = None
-        self.file: FileWatch | None = None
+        self.files: dict[str, FileWatch] = {}
         self.file_changed = False
-        """Whether the watched file changed during the last wait."""
+        """Whether a watched file changed during the last wait."""
+        self._fds: list[int] = []
 
     def watch_file(self, path: str) -> None:
         """Wake for changes to ``path`` too (the enable file), where the OS can say."""
-        if self.file is None:
-            self.file = FileWatch(path)
+        if path not in self.files:
+            self.files[path] = FileWatch(path)
+
+    def watch_fd(self, fd: int) -> None:
+        """Wake when ``fd`` turns readable (a process's pidfd); closed with this."""
+        self._fds.append(fd)
 
     @property
     def watching(self) -> bool:
-        """Whether a change to the watched file ends a wait (False: look at it often)."""
-        return self.file is not None and self.file.fd is not None
+        """Whether a change to each watched file ends a wait (False: look at them often)."""
+        return all(watch.fd is not None for watch in self.files.values())
 
     def open(self) -> None:
         self.interrupter = Interrupter()
@@ -190,9 +195,13 @@ class PushWait:
         interrupter, self.interrupter = self.interrupter, None
         if interrupter is not None:
             interrupter.close()
-        watch, self.file = self.file, None
-        if watch is not None:
+        for watch in self.files.values():
             watch.close()
+        self.files.clear()
+        fds, self._fds = self._fds, []
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def wait(self, hold_s: float, hangup_fd: int | None) -> bool:
         """Sleep until the daemon says look, the hold ends or a stop; False when this
@@ -200,7 +209,9 @@ class PushWait:
         if not self.pushes or self.interrupter is None:
             return False
         params = {"sessionId": self.session_id, "since": self.version}
-        wake_fds = (self.file.fd,) if self.file is not None and self.file.fd is not None else ()
+        wake_fds = tuple(
+            [watch.fd for watch in self.files.values() if watch.fd is not None] + self._fds
+        )
         try:
             reply = wait_for_change(
                 self.socket_path, params, hold_s, self.interrupter, hangup_fd, wake_fds
@@ -212,7 +223,8 @@ class PushWait:
             self.version = None  # the next poll says what is wrong
             return True
         finally:
-            self.file_changed = self.file is not None and self.file.changed()
+            changed = [watch.changed() for watch in self.files.values()]
+            self.file_changed = any(changed)
         if isinstance(reply, dict) and isinstance(reply.get("version"), int):
             self.version = reply["version"]
         return True

@@ -60,6 +60,8 @@ POLL_S = 0.2
 """Between reservations: a settled change wakes the session within this of settling."""
 RECONNECT_S = 1.0
 """Between attempts while the daemon is unreachable (it may be restarting)."""
+HOLD_S = 10.0
+"""The longest wait on the daemon before the waiter looks for a follower again."""
 FIND_SESSION_S = 10.0
 """How long a Stop waits for its session to be registered before giving up."""
 SLOT_FILE = "rewake.pid"
@@ -194,7 +196,11 @@ def wait_for_delivery(
             return ""
         transcript = data.get("transcript_path")
         turn = TurnWatch(transcript if isinstance(transcript, str) else None)
-        return Waiter(host_session_id, socket, slot, host_pid, turn=turn).run()
+        waiter = Waiter(host_session_id, socket, slot, host_pid, turn=turn)
+        try:
+            return waiter.run()
+        finally:
+            waiter.close()
     finally:
         _leave_slot(slot)
 
@@ -272,6 +278,7 @@ class Waiter:
         self.sleep = sleep
         self.max_wait_s = max_wait_s
         self.session_id: str | None = None
+        self._push: Any = None
 
     def ipc(self, method: str, params: dict[str, Any]) -> Any:
         if self._ipc is not None:
@@ -300,8 +307,44 @@ class Waiter:
                 text, again = "", RECONNECT_S
             if text or again is None:
                 return text
-            self.sleep(again)
+            self.pause(again, started)
         return ""
+
+    def pause(self, seconds: float, started: float) -> None:
+        """Until the next poll. With the real daemon, asleep until it says the session
+        may have news (``delivery.wait``), a turn starts (the transcript changes),
+        another Stop takes the slot or the host exits: each of those wakes this process,
+        nothing else does (where the OS cannot say, it polls as before)."""
+        push = self._wait_on_daemon() if seconds == POLL_S else None
+        hold = min(HOLD_S, self.max_wait_s - (self.clock() - started))
+        if not push or not push.watching or not push.wait(max(0.01, hold), None):
+            self.sleep(seconds)
+
+    def _wait_on_daemon(self) -> Any:
+        if self._ipc is not None or self.session_id is None:
+            return None
+        if self._push is None:
+            # Lazy: only a waiter that reached the daemon and must wait loads its wait.
+            from agentmonitors.transports.follow_wait import PushWait
+
+            push = PushWait(self.socket, self.session_id)
+            push.open()
+            push.watch_file(self.slot)
+            if self.turn.path is not None:
+                push.watch_file(self.turn.path)
+            self._push = push
+            if self.host_pid and self.host_pid.isdigit():
+                try:
+                    push.watch_fd(os.pidfd_open(int(self.host_pid)))
+                except (AttributeError, OSError):
+                    self._push = False  # no way to hear the host exit: poll
+                    push.close()
+        return self._push
+
+    def close(self) -> None:
+        if self._push:
+            self._push.close()
+        self._push = None
 
     def poll(self, started: float) -> tuple[str, float | None]:
         """One step: (the delivery written, or ""; the pause before the next, None to stop)."""
