@@ -84,7 +84,6 @@ class CodexWaker:
         self._loop = asyncio.get_running_loop()
         while not stop.is_set():
             self._nudged.clear()
-            self.next_look_s = None
             try:
                 await self.wake_idle()
             except Exception:
@@ -101,6 +100,7 @@ class CodexWaker:
     async def wake_idle(self) -> int:
         """One pass; returns how many threads were woken. Sets :attr:`next_look_s`, when
         the next pass is due without a nudge (None: only a nudge)."""
+        self.next_look_s = None
         leads = [
             session
             for session in self.service.list_sessions()
