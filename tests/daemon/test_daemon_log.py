@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -166,6 +167,32 @@ def test_an_idle_log_wakes_only_when_a_summary_or_a_size_check_is_due() -> None:
     assert log.next_due_in(30.0) == 10.0
     clock[0] = 170.0
     assert log.next_due_in(30.0) == 0.0
+
+
+def test_an_idle_log_sets_no_timer_and_a_new_repeat_wakes_its_upkeep() -> None:
+    """No fixed beat: with nothing pending the upkeep sleeps until a repeat starts, and
+    then wakes when that repeat's window is over to write its summary."""
+    written: list[str] = []
+    log = DaemonLog(lambda _: None, written.append, window_s=0.05)
+    assert log.next_due_in() is None
+
+    async def scenario() -> None:
+        upkeep = asyncio.create_task(log.maintain())
+        await asyncio.sleep(0.05)  # the upkeep is asleep, with no timer
+        log.record(_record("could not refresh session %s", "id-1"), logging.Formatter())
+        log.record(_record("could not refresh session %s", "id-2"), logging.Formatter())
+        await wait_for_async(lambda: any("repeated once more" in line for line in written))
+        upkeep.cancel()
+
+    asyncio.run(scenario())
+
+
+async def wait_for_async(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, "timed out"
+        await asyncio.sleep(0.01)
 
 
 def test_scrub_masks_credentials_and_keeps_a_caller_to_one_line() -> None:

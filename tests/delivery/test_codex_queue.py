@@ -15,7 +15,7 @@ import pytest
 
 from agentmonitors.daemon import codex_wake
 from agentmonitors.daemon.codex_probe import ThreadState, _is_tui
-from agentmonitors.daemon.codex_wake import CodexWaker
+from agentmonitors.daemon.codex_wake import RETRY_S, CodexWaker
 from agentmonitors.delivery.codex_queue_text import HEAD, TAG_PREFIX, queued_delivery_ids
 from agentmonitors.delivery.reserve_rendered import reserve_rendered
 from agentmonitors.delivery.transports.codex_queue import TRANSPORT, wake_key
@@ -291,3 +291,22 @@ def test_wake_high_leaves_a_normal_change_to_the_next_prompt(
     hook = reserve_rendered(world.service, THREAD, "turn-interruptible", socket_path=SOCKET)
     assert "Monitored changes are pending" in hook["text"]
     assert not world.claimed_ids(session)
+
+
+def test_the_runner_sets_a_timer_only_for_what_time_alone_makes_deliverable(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No poll: with nothing pending it waits for a nudge; a high event still settling
+    is looked at when its window ends; a thread that did not take a wake, 2 s later."""
+    codex_session(world)
+    runner = waker(world)
+    asyncio.run(runner.wake_idle())
+    assert runner.next_look_s is None
+    world.emit("high", "Deploy failed", monitor="deploy")
+    world.advance(5_000)
+    asyncio.run(runner.wake_idle())
+    assert runner.next_look_s == 10.0
+    world.advance(10_000)
+    FakeCodex(monkeypatch, tui=False)  # settled, but no TUI takes it
+    assert asyncio.run(runner.wake_idle()) == 0
+    assert runner.next_look_s == RETRY_S

@@ -25,7 +25,7 @@ from agentmonitors.workspace import read_local_state, write_local_state
 from tests.conftest import CliResult
 from tests.test_imports import run_hook_command
 from tests.transports.test_hook_end_to_end import Project, make_project
-from tests.waiting import wait_for
+from tests.waiting import asleep_for_a_window, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -325,3 +325,17 @@ def test_a_stop_that_stays_out_loads_nothing_heavy(project: Project) -> None:
     ran = run_hook_command(["hook", "rewake"], payload, project.root)
     assert (ran.code, ran.out, ran.err, ran.heavy) == (0, "", "", set())
     assert "agentmonitors.daemon.client" not in ran.modules
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads /proc")
+def test_a_waiting_hook_sleeps_until_the_daemon_has_news(project: Project, host: Host) -> None:
+    """While nothing changes the waiter is asleep on the daemon (it used to ask five
+    times a second); a change still wakes the session."""
+    project.start_session()
+    waiter = start_rewake(project, host.pid)
+    wait_for(lambda: waiting(project, waiter), timeout=20)
+    time.sleep(0.3)
+    assert asleep_for_a_window(waiter.pid) <= 2
+    project.change()
+    code, _out, err = finish(waiter)
+    assert code == 2 and err.startswith(FRAME), err

@@ -13,10 +13,11 @@ from typing import Any
 from agentmonitors.catalog.definitions import Definitions
 from agentmonitors.clock import Clock, SystemClock, iso_from_ms
 from agentmonitors.daemon.boot import open_boot_session
-from agentmonitors.daemon.channels import channel_attached
+from agentmonitors.daemon.channels import attached_until
 from agentmonitors.daemon.codex_wake import CodexWaker
 from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.daemon.db_lock import DatabaseLock
+from agentmonitors.daemon.live_waits import LiveWaits
 from agentmonitors.daemon.method_table import method_table
 from agentmonitors.daemon.retention import RetentionRunner
 from agentmonitors.daemon.server import DaemonServer, RequestError
@@ -33,7 +34,6 @@ from agentmonitors.workspace import DEFAULT_POLL_MS, DEFAULT_REAP_AFTER_MS
 log = logging.getLogger("agentmonitors.daemon")
 
 BOOT_GRACE_MS = 10_000
-REAP_CHECK_S = 1.0
 REFRESH_QUIET_S = 0.2
 REFRESH_MAX_DELAY_S = 1.0
 # The shortest gap between two scheduled ticks: a monitor due "now" again (a clock
@@ -104,6 +104,8 @@ class Daemon:
             self.runtime.only = frozenset({options.only_monitor})
         self.delivery = DeliveryService(self.db, self.clock)
         self.delivery.request_refresh = self._schedule_refresh
+        # Followers wait on these (``delivery.wait``) instead of polling the store.
+        self.waits = LiveWaits(self.delivery, self.clock)
         self._refresh_pending: set[str] = set()
         self._refresh_first_at = 0.0
         self._refresh_handle: asyncio.TimerHandle | None = None
@@ -111,6 +113,7 @@ class Daemon:
         self.runtime.after_tick.append(
             lambda definitions, result: self.delivery.refresh_all(options.workspace)
         )
+        self.runtime.after_tick.append(self._tell_waits)
         self.started_at_ms = self.clock.now_ms()
         # Pruning rides on the ticks (daemon/retention.py); verify's daemon keeps all.
         self.retention = RetentionRunner(self.db, options.workspace, self.clock, out)
@@ -123,6 +126,11 @@ class Daemon:
         self._hinted: dict[str, frozenset[str] | None] = {}
         self._idle_since_ms = self.started_at_ms
         self._seen_session = False
+        # Set by a delivery request (a session's state changed): activity for the reaper.
+        self._session_activity = False
+        # The clock time at which idleness would have lasted long enough to reap.
+        self._reap_at_ms: int | None = None
+        self._codex: CodexWaker | None = None
         self._hints: Any = None
         self._hint_targets: dict[str, list[str]] = {}
         self._hint_filters: dict[str, Any] = {}
@@ -154,6 +162,13 @@ class Daemon:
         except RuntimeError:  # not inside the loop (a direct call): do it now
             self.delivery.refresh_hook_state(session_id)
             return
+        # A session's state changed: its follower's wait answers, and the reaper
+        # judges again (a session may have ended).
+        self.waits.changed(session_id)
+        self._session_activity = True
+        self._wake.set()
+        if self._codex is not None:
+            self._codex.nudge()
         now = loop.time()
         if not self._refresh_pending:
             self._refresh_first_at = now
@@ -172,6 +187,16 @@ class Daemon:
     def request_stop(self) -> None:
         self._stop.set()
         self._wake.set()
+        self.waits.close()
+
+    def _tell_waits(self, definitions: Definitions, result: TickResult | None) -> None:
+        """Stored events were projected into every session; and any wait may be due now
+        (the clock moved)."""
+        del definitions
+        if result is None or result.emitted_event_ids:
+            self.waits.changed(None)
+        else:
+            self.waits.poke()
 
     def hint(self, hinted: Mapping[str, frozenset[str] | None]) -> None:
         """Observe these monitors at the next wake (a file event, a new watch), each
@@ -263,8 +288,8 @@ class Daemon:
                 sorted({m.source_name for m in initial.runnable if m.id in self._hint_targets})
             )
             next_tick = 0.0
-            # The store's file identity is checked on every wake (each tick, and each
-            # second while reaping is on).
+            # The store's file identity is checked on every wake: each tick, each
+            # delivery request, and when idleness may have lasted long enough to reap.
             while not self._stop.is_set() and self.check_store():
                 if self._hinted or time.monotonic() >= next_tick:
                     forced, self._hinted = self._hinted, {}
@@ -280,9 +305,12 @@ class Daemon:
                     continue
                 self._wake.clear()  # nothing pending: the next set() is news
                 timeout = max(0.0, next_tick - time.monotonic())
-                if self.options.reap_after_ms > 0:
-                    # Reaping is judged on its own clock, not only after ticks.
-                    timeout = min(timeout, REAP_CHECK_S)
+                if self._reap_at_ms is not None:
+                    # Reaping is judged when it may be due, not on a fixed beat: a
+                    # session's request wakes the loop, a channel's heartbeat says
+                    # until when it holds the daemon (docs/architecture.md, "Idle cost").
+                    until_reap = (self._reap_at_ms - self.clock.now_ms()) / 1000
+                    timeout = min(timeout, max(0.0, until_reap))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout)
         finally:
@@ -307,6 +335,7 @@ class Daemon:
         if self.options.only_monitor is not None:
             return None
         waker = CodexWaker(self.delivery, self.options.workspace, self.options.socket_path)
+        self._codex = waker
         self.runtime.after_tick.append(lambda definitions, result: waker.nudge())
         return asyncio.create_task(waker.run(self._stop))
 
@@ -379,20 +408,34 @@ class Daemon:
             self.out(summary)
 
     def _should_reap(self) -> bool:
+        """Whether idleness lasted long enough; sets when to judge again otherwise.
+
+        Idle means no active session, no delivery request and no fresh channel or
+        follower heartbeat for this daemon. While a session is active only a request
+        or a tick (dormancy) can end that, and both wake the loop, so no timer is set;
+        a heartbeat holds the daemon until it goes stale, so the next look is then.
+        """
         reap_after = self.options.reap_after_ms
+        self._reap_at_ms = None
         if reap_after <= 0:
             return False
         now = self.clock.now_ms()
+        # A clock set back since idling began would stretch the wait by the jump.
+        self._idle_since_ms = min(self._idle_since_ms, now)
+        if self._session_activity:
+            self._session_activity = False
+            self._idle_since_ms = max(self._idle_since_ms, now)
         counts = queries.session_counts(self.db, self.options.workspace)
         if counts["total"]:
             self._seen_session = True
         if counts["active"] > 0:
             self._idle_since_ms = now
             return False
-        if channel_attached(self.options.socket_path, self.options.workspace, now):
-            self._idle_since_ms = now
-            return False
-        # A clock set back since idling began would stretch the wait by the jump.
-        self._idle_since_ms = min(self._idle_since_ms, now)
+        held_until = attached_until(self.options.socket_path, self.options.workspace, now)
+        if held_until is not None:
+            self._idle_since_ms = max(self._idle_since_ms, held_until)
         limit = reap_after if self._seen_session else max(reap_after, BOOT_GRACE_MS)
-        return now - self._idle_since_ms >= limit
+        if now - self._idle_since_ms >= limit:
+            return True
+        self._reap_at_ms = self._idle_since_ms + limit
+        return False

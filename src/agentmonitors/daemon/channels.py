@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from agentmonitors.delivery.heartbeats import is_stale, read_record, transports_dir
+from agentmonitors.delivery.heartbeats import fresh_until, read_record, transports_dir
 from agentmonitors.delivery.transports.registry import transports
 
 
@@ -22,20 +22,31 @@ def _same_path(left: object, right: str) -> bool:
 
 
 def channel_attached(socket_path: str, workspace_path: str, now_ms: int) -> bool:
-    """True when a fresh channel record is bound to this daemon's workspace and socket.
+    """True when a fresh channel record is bound to this daemon's workspace and socket."""
+    return attached_until(socket_path, workspace_path, now_ms) is not None
 
-    A missing registry means no channel ever ran here: False. A registry we cannot
+
+# A registry that cannot be listed holds the daemon this long before it looks again.
+UNLISTABLE_HOLD_MS = 60_000
+
+
+def attached_until(socket_path: str, workspace_path: str, now_ms: int) -> int | None:
+    """Until when fresh channel records bound to this daemon's workspace and socket
+    hold it up (the latest moment one goes stale); None when none does.
+
+    A missing registry means no channel ever ran here: None. A registry we cannot
     list counts as attached, because wrongly reaping a daemon a channel depends on is
-    worse than idling one tick longer.
+    worse than idling a while longer.
     """
     try:
         with os.scandir(transports_dir()) as iterator:
             entries = list(iterator)
     except FileNotFoundError:
-        return False
+        return None
     except OSError:
-        return True
+        return now_ms + UNLISTABLE_HOLD_MS
     holding = {transport.name for transport in transports() if transport.holds_daemon}
+    latest: int | None = None
     for entry in entries:
         if not entry.name.endswith(".json"):
             continue
@@ -44,10 +55,11 @@ def channel_attached(socket_path: str, workspace_path: str, now_ms: int) -> bool
         # and ``events follow``; a hook's record outlives its session, so it does not).
         if record is None or record.get("transport") not in holding:
             continue
-        if is_stale(record, now_ms):
+        until = fresh_until(record, now_ms)
+        if until is None:
             continue
         if _same_path(record.get("workspacePath"), workspace_path) and _same_path(
             record.get("socketPath"), socket_path
         ):
-            return True
-    return False
+            latest = until if latest is None else max(latest, until)
+    return latest

@@ -1,7 +1,9 @@
 """The codex-queue runner: the daemon wakes an idle interactive Codex thread.
 
-See docs/architecture.md, "Transports" (codex-queue). A task on the daemon's loop looks,
-twice a second, at the workspace's active Codex leads (``delivery/transports/
+See docs/architecture.md, "Transports" (codex-queue). A task on the daemon's loop looks
+at the workspace's active Codex leads when there is a reason to: a tick stored events,
+a delivery request changed a session, a high event's settle window ends, a lease lapses,
+or a wake it tried is due again (no fixed poll) (``delivery/transports/
 codex_queue.py`` says which sessions it serves). One with something the next prompt
 would surface (settled high events, the normal reminder) is woken when Codex's daemon
 holds its thread idle and a TUI still shows it (``daemon/codex_probe.py``): the
@@ -30,6 +32,7 @@ from agentmonitors.daemon.codex_probe import (
     thread_state,
     tui_holds,
 )
+from agentmonitors.daemon.live_waits import next_due
 from agentmonitors.delivery.codex_home import session_home
 from agentmonitors.delivery.heartbeats import write_heartbeat
 from agentmonitors.delivery.transports.codex_queue import TRANSPORT, wake_key
@@ -45,7 +48,6 @@ __all__ = ["CodexWaker"]
 
 log = get_logger(__name__)
 
-POLL_S = 0.5
 RETRY_S = 2.0
 """A session whose pending set has not changed is tried again after this long."""
 QUEUE_TIMEOUT_S = 15.0
@@ -71,6 +73,7 @@ class CodexWaker:
         self._tried: dict[str, tuple[tuple[str, ...], float]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._nudged = asyncio.Event()
+        self.next_look_s: float | None = None
 
     def nudge(self) -> None:
         """Look now rather than at the next poll (a tick stored events); any thread."""
@@ -86,12 +89,19 @@ class CodexWaker:
                 await self.wake_idle()
             except Exception:
                 log.warning("waking idle Codex threads failed", exc_info=True)
-            # The poll finds what time alone makes deliverable (a high event settling).
+                self.next_look_s = RETRY_S
+            # Asleep until a nudge, or until time alone makes something deliverable.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._nudged.wait(), POLL_S)
+                await asyncio.wait_for(self._nudged.wait(), self.next_look_s)
+
+    def _look_again_in(self, seconds: float) -> None:
+        if self.next_look_s is None or seconds < self.next_look_s:
+            self.next_look_s = max(0.0, seconds)
 
     async def wake_idle(self) -> int:
-        """One pass; returns how many threads were woken."""
+        """One pass; returns how many threads were woken. Sets :attr:`next_look_s`, when
+        the next pass is due without a nudge (None: only a nudge)."""
+        self.next_look_s = None
         leads = [
             session
             for session in self.service.list_sessions()
@@ -107,14 +117,25 @@ class CodexWaker:
             pending = wake_key(self.service, session["id"], normal_wakes=normal_wakes)
             if not pending:
                 self._tried.pop(session["id"], None)
+                self._look_at_due(session["id"])
                 continue
             last = self._tried.get(session["id"])
             now = time.monotonic()
             if last is not None and last[0] == pending and now - last[1] < RETRY_S:
+                self._look_again_in(last[1] + RETRY_S - now)
                 continue
             self._tried[session["id"]] = (pending, now)
+            # Not taken (a busy thread, no TUI): looked at again a while later.
+            self._look_again_in(RETRY_S)
             woken += await self._wake(session)
         return woken
+
+    def _look_at_due(self, session_id: str) -> None:
+        """Look again when a settle window ends or a lease lapses for the session."""
+        now_ms = self.service.clock.now_ms()
+        _active, due_ms = next_due(self.service, session_id, now_ms)
+        if due_ms is not None:
+            self._look_again_in((due_ms - now_ms) / 1000)
 
     async def _wake(self, session: Mapping[str, Any]) -> int:
         thread = session["hostSessionId"]

@@ -38,10 +38,6 @@ from agentmonitors.formats import clean_output
 from agentmonitors.sources.redact import redact_text
 
 REPEAT_WINDOW_S = 60.0
-# How often an idle daemon looks at its log's size, for what reached the descriptor
-# without going through the writer (a C extension, a fatal error): rare, so a coarse
-# check keeps the idle daemon from waking for nothing.
-SIZE_CHECK_EVERY_S = 30.0
 MAX_RECORD_CHARS = 4000
 # Longer runs without a space or a slash are not words a reader needs in full.
 _LONG_RUN = re.compile(r"[^\s/\\'\"]{65,}")
@@ -152,6 +148,8 @@ class DaemonLog:
         self._window_s = window_s
         self._now = now
         self._repeats: dict[tuple[str, int, str, str], _Repeat] = {}
+        # Set by :meth:`maintain`: wakes it when a repeat window opens (any thread).
+        self._poke: Callable[[], None] | None = None
 
     def _unless_full(self, write: Callable[[str], None]) -> Callable[[str], None]:
         """``write``, dropping the text when the disk is full rather than stopping the
@@ -188,6 +186,8 @@ class DaemonLog:
                 seen.count += 1
                 return
             self._repeats[key] = _Repeat(now, line)
+            if self._poke is not None:
+                self._poke()
         text = line
         if record.exc_info:
             text += "\n" + scrub(formatter.formatException(record.exc_info))
@@ -207,21 +207,41 @@ class DaemonLog:
                 times = "once more" if seen.count == 1 else f"{seen.count} times"
                 self._write_err(f"… repeated {times} in {seconds} s: {seen.line}\n")
 
-    def next_due_in(self, cap_s: float) -> float:
-        """Seconds until the earliest pending repeat's minute is over, at most ``cap_s``."""
+    def next_due_in(self, cap_s: float | None = None) -> float | None:
+        """Seconds until the earliest pending repeat's minute is over, at most ``cap_s``
+        (None: no repeat pending and no cap)."""
         if not self._repeats:
             return cap_s
         earliest = min(seen.first_at for seen in self._repeats.values())
-        return max(0.0, min(cap_s, earliest + self._window_s - self._now()))
+        due = max(0.0, earliest + self._window_s - self._now())
+        return due if cap_s is None else min(cap_s, due)
 
-    async def maintain(self, size_check_s: float = SIZE_CHECK_EVERY_S) -> None:
-        """Writes each repeat summary when its minute is over, and checks the file's size
-        every ``size_check_s``; it sleeps in between (no fixed tick)."""
-        while True:
-            await asyncio.sleep(self.next_due_in(size_check_s))
-            self.summarize_repeats()
-            if self.file is not None:
-                self.file.check()
+    def check_size(self) -> None:
+        """Start the file afresh when raw writes (a C extension, a fatal error) took it
+        past its size; written lines are checked as they are written."""
+        if self.file is not None:
+            self.file.check()
+
+    async def maintain(self) -> None:
+        """Writes each repeat summary when its minute is over. It sleeps until one is due
+        or a new repeat starts (no fixed tick: an idle daemon's log never wakes it)."""
+        loop = asyncio.get_running_loop()
+        poked = asyncio.Event()
+
+        def poke() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(poked.set)
+
+        self._poke = poke
+        try:
+            while True:
+                poked.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(poked.wait(), self.next_due_in())
+                self.summarize_repeats()
+                self.check_size()
+        finally:
+            self._poke = None
 
     def close(self) -> None:
         self.summarize_repeats(everything=True)

@@ -51,6 +51,8 @@ def method_table(daemon: Daemon) -> dict[str, Method]:
         ),
         "monitor.blocked": blocked_method(daemon.runtime),
         "monitor.pacing": pacing_method(daemon.runtime, daemon.db, daemon.clock),
+        # A follower's wait for its session's next change (daemon/live_waits.py).
+        "delivery.wait": daemon.waits.method(),
         "stop": Method(own.stop, params()),
         "status": Method(own.status, params()),
         "history.list": Method(

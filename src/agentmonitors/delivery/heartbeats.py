@@ -136,6 +136,16 @@ def is_stale(record: dict[str, object], now_ms: int) -> bool:
     return now_ms - updated > _ttl_ms(record.get("ttlMs"))
 
 
+def fresh_until(record: dict[str, object], now_ms: int) -> int | None:
+    """The moment a fresh record goes stale (:func:`is_stale`); None when it is already."""
+    if is_stale(record, now_ms):
+        return None
+    updated = _parse_iso_ms(record.get("updatedAt"))
+    assert updated is not None  # a record without one is stale
+    ttl = _ttl_ms(record.get("ttlMs"))
+    return updated + int(min(ttl, 2**53)) + 1
+
+
 def write_heartbeat(
     transport: str,
     key: str,

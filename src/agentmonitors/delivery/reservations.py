@@ -71,6 +71,17 @@ class ReservationRegistry:
         with self._lock:
             self._items.clear()
 
+    def next_expiry(self, session_id: str) -> int | None:
+        """When the session's earliest live reservation lapses (its rows pending again)."""
+        now = self.clock.now_ms()
+        with self._lock:
+            found = [
+                item.expires_at_ms
+                for item in self._items.values()
+                if item.session_id == session_id and item.expires_at_ms > now
+            ]
+        return min(found) if found else None
+
     def leased(self, session_id: str) -> frozenset[str]:
         """Event ids held by the session's live reservations."""
         now = self.clock.now_ms()

@@ -64,8 +64,9 @@ from agentmonitors.delivery.heartbeats import (
 from agentmonitors.delivery.text import _socket_clause
 from agentmonitors.paths import workspace_db
 from agentmonitors.transports.follow_pace import Pace
+from agentmonitors.transports.follow_wait import PushWait, poll_until_written
 from agentmonitors.transports.handoff import COMMITTED, LAPSED, UNWRITTEN, hand_off, pending_text
-from agentmonitors.workspace import data_root, live_setting, read_local_state
+from agentmonitors.workspace import data_root, enable_file_path, live_setting, read_local_state
 
 if TYPE_CHECKING:
     from agentmonitors.delivery.wire import RenderedReply
@@ -73,15 +74,15 @@ if TYPE_CHECKING:
 DEFAULT_MAX_SECONDS = 25 * 60
 """Below Claude Code's 30-minute Monitor limit, with room for the restart line."""
 POLL_S = 0.1
-"""Between polls: a settled change reaches stdout within one poll of settling, at a
-few percent of one core for the daemon and this process together."""
+"""Between polls, with a daemon that cannot push (one without ``delivery.wait``)."""
 WATCH_S = 0.01
-"""Between looks at the database's files while waiting for the next poll: a write there
-(a new event, a projection) starts the poll at once, for the price of two ``stat`` calls."""
+"""With such a daemon, between looks at the database's files while waiting for the next
+poll: a write there (a new event, a projection) starts the poll at once."""
 RECONNECT_S = 0.5
 """Between attempts while the daemon is unreachable."""
 ENABLED_CHECK_S = 1.0
 HEARTBEAT_EVERY_S = 10.0
+HEARTBEAT_SLACK_S = 0.5
 FORMATS = ("text", "json")
 MAX_PARTS = 4
 """Deliveries one line may merge (each is at most the follow cap, 600 code points)."""
@@ -157,6 +158,14 @@ class Follower:
         self._unreachable = False
         self._last_heartbeat = -HEARTBEAT_EVERY_S
         self._last_enabled_check = -ENABLED_CHECK_S
+        self.push = PushWait(socket_path, session_id)
+        self.push.pushes = ipc is None  # an injected daemon is polled
+        self._started = clock()
+
+    def interrupt(self) -> None:
+        """Stop now, even from inside a wait (a signal handler may call it)."""
+        self.stop.set()
+        self.push.interrupt()
 
     # ------------------------------------------------------------------ plumbing
 
@@ -215,7 +224,8 @@ class Follower:
             return False
 
     def heartbeat(self, now: float, *, delivered: bool = False) -> None:
-        if not delivered and now - self._last_heartbeat < HEARTBEAT_EVERY_S:
+        # A little early rather than one more wake for it (a wait's hold ends on time).
+        if not delivered and now - self._last_heartbeat < HEARTBEAT_EVERY_S - HEARTBEAT_SLACK_S:
             return
         if self.stop.is_set() or self.workspace is None:
             return  # a late write must not recreate the record removed on exit
@@ -245,30 +255,39 @@ class Follower:
 
     # ------------------------------------------------------------------ the loop
 
-    def _stamp(self) -> tuple[int, ...]:
-        """What changes when the daemon writes: the database and its write-ahead log."""
-        stamp: list[int] = []
-        for path in (self.db_path, f"{self.db_path}-wal") if self.db_path else ():
-            try:
-                found = os.stat(path)
-            except OSError:
-                stamp += [0, 0]
-                continue
-            stamp += [found.st_mtime_ns, found.st_size]
-        return tuple(stamp)
-
     def idle(self, seconds: float) -> None:
-        """Wait until the next poll, or until the daemon writes to its database (an event
-        is stored in the same transaction as its projection): the line then goes out at
-        once instead of up to a poll later."""
-        if self.db_path is None:
-            self.stop.wait(seconds)
-            return
-        before = self._stamp()
-        deadline = self.clock() + seconds
-        while self.clock() < deadline:
-            if self.stop.wait(WATCH_S) or self._stamp() != before:
-                return
+        """Wait until the daemon says the session may have news (``delivery.wait``): a
+        change, a settle window ending, a lapsed lease, the session ending. Meanwhile
+        nothing wakes this process but its heartbeat and the host's rate limit."""
+        # The hold ends with the heartbeat due; the poll after it also keeps the
+        # session active, as a follower always has.
+        now = self.clock()
+        hold = self._last_heartbeat + HEARTBEAT_EVERY_S - now
+        if hold <= 0:  # no heartbeat written yet: nothing to keep fresh
+            hold = HEARTBEAT_EVERY_S
+        if not self.pace.ready():
+            hold = min(hold, self.pace.wait_s())
+        if self.host_session_id is None:  # the time limit's line goes out on time
+            hold = min(hold, max(0.0, self._started + self.max_seconds - now))
+        if self.workspace is not None:
+            self.push.watch_file(enable_file_path(self.workspace))
+        if not self.push.watching:  # the enable file is looked at once a second
+            hold = min(hold, ENABLED_CHECK_S)
+        if not self.push.wait(max(0.01, hold), self._out_fd()):
+            self._poll_idle(seconds)
+        elif self.push.file_changed:
+            self._last_enabled_check = -ENABLED_CHECK_S  # read it now
+
+    def _out_fd(self) -> int | None:
+        try:
+            return self.out.fileno()
+        except (OSError, ValueError, AttributeError):
+            return None
+
+    def _poll_idle(self, seconds: float) -> None:
+        """Without a push: until the next poll, or until the daemon writes to its
+        database (the line then goes out at once instead of up to a poll later)."""
+        poll_until_written(self.db_path, seconds, self.stop, self.clock, WATCH_S)
 
     def reserve(self) -> dict[str, Any]:
         return cast(
@@ -381,7 +400,16 @@ class Follower:
             lock.release()
 
     def _run(self) -> int:
-        started = self.clock()
+        self.push.open()
+        if self.stop.is_set():
+            self.push.interrupt()
+        try:
+            return self._follow()
+        finally:
+            self.push.close()
+
+    def _follow(self) -> int:
+        started = self._started = self.clock()
         reason: str | None = None
         try:
             while not self.stop.is_set():
@@ -418,7 +446,6 @@ class Follower:
                     self.idle(POLL_S)
         finally:
             self.stop.set()
-
             remove_heartbeat("follow", self._key)
         if reason is None:
             reason = "stopped"
@@ -455,7 +482,7 @@ def run_follow(
     follower = Follower(session_id, socket_path, max_seconds=max_seconds, fmt=fmt)
 
     def stop(_signum: int, _frame: object) -> None:
-        follower.stop.set()
+        follower.interrupt()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

@@ -34,7 +34,12 @@ from agentmonitors.workspace import (
 HOST_SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 ADAPTER = "claude-code"
 WAIT_S = 0.25
-"""Between looks while the session is not known yet."""
+"""Between looks while the session is not known yet (it registers within a second)."""
+WAIT_LONG_S = 2.0
+"""Between looks once it has been unknown for :data:`QUICK_LOOKS_S` (a session gone
+dormant, a hook that never ran): still in time for its next prompt, without waking
+four times a second for hours."""
+QUICK_LOOKS_S = 10.0
 BOOT_GRACE_S = 10.0
 """How long a daemon that never answered is left to session start, which boots it."""
 REVIVE_AFTER_S = 1.0
@@ -79,6 +84,7 @@ class HostFollower:
         self._failed_boots = 0
         self._first_look = time.monotonic()
         self._ended = False  # the session it followed ended (it may go on after /clear)
+        self._unknown_since: float | None = None
 
     def project(self) -> tuple[str, LocalState, str] | None:
         """The enabled project of this folder with live updates on, and its socket."""
@@ -172,8 +178,11 @@ class HostFollower:
             self._away_since = None
             if session is None:
                 if not self.went_on(socket):
-                    self.stop.wait(WAIT_S)
+                    self._unknown_since = self._unknown_since or time.monotonic()
+                    quick = time.monotonic() - self._unknown_since < QUICK_LOOKS_S
+                    self.stop.wait(WAIT_S if quick else WAIT_LONG_S)
                 continue
+            self._unknown_since = None
             code = self.follow(str(session["id"]), workspace, state, socket)
             if code is not None:
                 return code
@@ -211,7 +220,7 @@ def run_host_follow(host_session_id: str, socket_override: str | None, fmt: str 
     def stop(_signum: int, _frame: object) -> None:
         runner.stop.set()
         if runner.follower is not None:
-            runner.follower.stop.set()
+            runner.follower.interrupt()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

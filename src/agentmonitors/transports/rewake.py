@@ -63,6 +63,8 @@ POLL_S = 0.2
 """Between reservations: a settled change wakes the session within this of settling."""
 RECONNECT_S = 1.0
 """Between attempts while the daemon is unreachable (it may be restarting)."""
+HOLD_S = 10.0
+"""The longest wait on the daemon before the waiter looks for a follower again."""
 FIND_SESSION_S = 10.0
 """How long a Stop waits for its session to be registered before giving up."""
 SLOT_FILE = "rewake.pid"
@@ -197,7 +199,11 @@ def wait_for_delivery(
             return ""
         transcript = data.get("transcript_path")
         turn = TurnWatch(transcript if isinstance(transcript, str) else None)
-        return Waiter(host_session_id, socket, slot, host_pid, turn=turn).run()
+        waiter = Waiter(host_session_id, socket, slot, host_pid, turn=turn)
+        try:
+            return waiter.run()
+        finally:
+            waiter.close()
     finally:
         _leave_slot(slot)
 
@@ -248,26 +254,34 @@ def _alive(pid_text: str | None) -> bool:
     return True
 
 
-def _input_ended(pid_text: str | None) -> bool:
-    """Whether the host reads its input from a pipe that nobody can write to any more.
-
-    Read without taking anything from the pipe: a second read end, opened through
-    ``/proc``, is polled for the hang-up a pipe reports once its last writer has gone.
-    A terminal, a socket, or a system without ``/proc`` says nothing (False).
-    """
+def _input_pipe(pid_text: str | None) -> int | None:
+    """A second read end of the host's input, when that input is a pipe: it reports the
+    hang-up a pipe gives once its last writer has gone, and taking nothing from it leaves
+    the host's input whole. None for a terminal, a socket, or no ``/proc``."""
     if not pid_text or not pid_text.isdigit():
-        return False
+        return None
     path = f"/proc/{pid_text}/fd/0"
     try:
         if not os.readlink(path).startswith("pipe:"):
-            return False
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            return None
+        return os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
+        return None
+
+
+def _hung_up(fd: int) -> bool:
+    poller = select.poll()
+    poller.register(fd, 0)  # hang-ups and errors only: data in the pipe is the host's
+    return any(mask & select.POLLHUP for _fd, mask in poller.poll(0))
+
+
+def _input_ended(pid_text: str | None) -> bool:
+    """Whether the host reads its input from a pipe that nobody can write to any more."""
+    fd = _input_pipe(pid_text)
+    if fd is None:
         return False
     try:
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        return any(mask & select.POLLHUP for _fd, mask in poller.poll(0))
+        return _hung_up(fd)
     finally:
         os.close(fd)
 
@@ -299,6 +313,9 @@ class Waiter:
         self.sleep = sleep
         self.max_wait_s = max_wait_s
         self.session_id: str | None = None
+        self._push: Any = None
+        # Held while asleep on the daemon, so the input's end wakes the wait too.
+        self._input_fd: int | None = None
 
     def ipc(self, method: str, params: dict[str, Any]) -> Any:
         if self._ipc is not None:
@@ -331,8 +348,48 @@ class Waiter:
                 text, again = "", RECONNECT_S
             if text or again is None:
                 return text
-            self.sleep(again)
+            self.pause(again, started)
         return ""
+
+    def pause(self, seconds: float, started: float) -> None:
+        """Until the next poll. With the real daemon, asleep until it says the session
+        may have news (``delivery.wait``), a turn starts (the transcript changes),
+        another Stop takes the slot or the host exits: each of those wakes this process,
+        nothing else does (where the OS cannot say, it polls as before)."""
+        push = self._wait_on_daemon() if seconds == POLL_S else None
+        hold = min(HOLD_S, self.max_wait_s - (self.clock() - started))
+        if not push or not push.watching or not push.wait(max(0.01, hold), self._input_fd):
+            self.sleep(seconds)
+
+    def _wait_on_daemon(self) -> Any:
+        if self._ipc is not None or self.session_id is None:
+            return None
+        if self._push is None:
+            # Lazy: only a waiter that reached the daemon and must wait loads its wait.
+            from agentmonitors.transports.follow_wait import PushWait
+
+            push = PushWait(self.socket, self.session_id)
+            push.open()
+            self._input_fd = _input_pipe(self.host_pid)
+            push.watch_file(self.slot)
+            if self.turn.path is not None:
+                push.watch_file(self.turn.path)
+            self._push = push
+            if self.host_pid and self.host_pid.isdigit():
+                try:
+                    push.watch_fd(os.pidfd_open(int(self.host_pid)))
+                except (AttributeError, OSError):
+                    self._push = False  # no way to hear the host exit: poll
+                    push.close()
+        return self._push
+
+    def close(self) -> None:
+        if self._push:
+            self._push.close()
+        self._push = None
+        if self._input_fd is not None:
+            os.close(self._input_fd)
+            self._input_fd = None
 
     def poll(self, started: float) -> tuple[str, float | None]:
         """One step: (the delivery written, or ""; the pause before the next, None to stop)."""

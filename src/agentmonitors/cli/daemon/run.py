@@ -167,6 +167,8 @@ def _foreground(options: DaemonOptions, log: Any) -> int:
 
     async def serve(daemon: Daemon) -> int:
         upkeep = asyncio.create_task(log.maintain())
+        # Raw writes to the log's descriptor are measured when the daemon wakes anyway.
+        daemon.runtime.after_tick.append(lambda _definitions, _result: log.check_size())
         try:
             return await daemon.run()
         finally:
