@@ -6,8 +6,10 @@ and Claude Code's exact hook payloads go through ``session start`` and ``hook de
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -130,3 +132,24 @@ def test_session_start_names_the_database_it_cannot_open(
     assert elapsed < 8
     socket_dir = Path(db).parent
     assert not any(ping(str(path)) for path in socket_dir.glob("*.sock"))
+
+
+def test_a_daemon_whose_project_folder_was_deleted_stops_and_recreates_nothing(
+    clocked_project: Project,  # noqa: F811
+) -> None:
+    project = clocked_project
+    daemon = project.daemon
+    project.start_session("host-1")
+    workspace = project.root
+    shutil.rmtree(workspace)
+
+    process = daemon.process
+    assert process is not None
+    daemon.advance(31)
+    with contextlib.suppress(Exception):
+        daemon.tick()  # the daemon may stop before it answers
+    out, _ = process.communicate(timeout=20)
+    daemon.process = None
+    assert process.returncode == 0
+    assert f"AgentMon workspace {workspace} no longer exists; stopping." in out
+    assert not workspace.exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import time
 from collections.abc import Callable, Mapping
@@ -290,7 +291,7 @@ class Daemon:
             next_tick = 0.0
             # The store's file identity is checked on every wake: each tick, each
             # delivery request, and when idleness may have lasted long enough to reap.
-            while not self._stop.is_set() and self.check_store():
+            while not self._stop.is_set() and self.workspace_present() and self.check_store():
                 if self._hinted or time.monotonic() >= next_tick:
                     forced, self._hinted = self._hinted, {}
                     started = time.monotonic()
@@ -338,6 +339,14 @@ class Daemon:
         self._codex = waker
         self.runtime.after_tick.append(lambda definitions, result: waker.nudge())
         return asyncio.create_task(waker.run(self._stop))
+
+    def workspace_present(self) -> bool:
+        """Whether the project folder is still there; a daemon whose project was deleted
+        stops rather than serve, and recreate the folders of, a project nobody has."""
+        if os.path.isdir(self.options.workspace):
+            return True
+        self.out(f"AgentMon workspace {self.options.workspace} no longer exists; stopping.")
+        return False
 
     def check_store(self) -> bool:
         """Reopen the database when its file was deleted or replaced under the daemon

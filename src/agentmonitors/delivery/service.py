@@ -459,6 +459,9 @@ class DeliveryService:
                 unchanged = self._hook_state_written.get(
                     str(path)
                 ) == comparable and os.path.exists(str(path))
+                workspace = session["workspace_path"]
+                if workspace and not os.path.isdir(str(workspace)):
+                    return  # a deleted project: writing would recreate its folders
                 if not (only_if_changed and unchanged):
                     write_private_json(str(path), state)
                     self._hook_state_written[str(path)] = comparable
