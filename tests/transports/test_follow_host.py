@@ -11,10 +11,10 @@ from __future__ import annotations
 import io
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -167,9 +167,15 @@ def test_it_outlives_a_daemon_restart_and_session_end_stops_it_quietly(
     follower = plugin_follower(project, running)
     project.start_session(HOST)
     wait_for(host_records, timeout=15)
-    project.daemon.stop()
-    time.sleep(0.6)
-    project.daemon.start()
+    # Held still while the daemon restarts: a follower that saw it away for a second
+    # would boot a daemon of its own first on a loaded machine, and the test's clocked
+    # daemon could not start. Its held wait still breaks with the old daemon.
+    follower.process.send_signal(signal.SIGSTOP)
+    try:
+        project.daemon.stop()
+        project.daemon.start()
+    finally:
+        follower.process.send_signal(signal.SIGCONT)
     event_id = project.settled_change()
     line = follower.line()
     assert line is not None and event_id in line
