@@ -38,9 +38,9 @@ from agentmonitors.fastpath.digests import blake2b
 from agentmonitors.sources import reach
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
+from agentmonitors.sources.file_fingerprint.pieces import EncodedState, Pieces, stored_pieces
 from agentmonitors.sources.file_fingerprint.plain import FileFingerprintSettings, plain_config
 from agentmonitors.sources.file_fingerprint.scoped import (
-    EncodedState,
     Memory,
     next_walk_state,
     observe_changed,
@@ -174,15 +174,18 @@ class FileFingerprintSource(ModelSource):
             # every one settled then: the state stands, and is not even read.
             return _unchanged(files, warnings, token)
         previous: Mapping[str, Any] | None
+        pieces: Pieces | None = None
         if memory is not None:
-            previous, stored = memory.fingerprints, memory.stats
+            previous, stored, pieces = memory.fingerprints, memory.stats, memory.pieces
         else:
             previous = previous_fingerprints(context.previous_state)
             stored = previous_stats(context.previous_state) if previous is not None else {}
+            if previous is not None:
+                pieces = stored_pieces(context.previous_state, previous)
         if previous is not None and _all_unchanged(files, previous, stored):
             # What the full comparison below would conclude, for a third of its cost
             # (a state stored before tokens, or by another implementation).
-            kept = memory.pieces if memory is not None else None
+            kept = pieces
             state = (previous, stored)
             remember(self._memory, context.monitor_id, token, made_for, state, kept)
             return _unchanged(files, warnings, token)
@@ -203,7 +206,7 @@ class FileFingerprintSource(ModelSource):
         next_state = next_walk_state(
             self._memory,
             (context.monitor_id, settled_token, made_for),
-            memory,
+            ((previous or {}, stored), pieces),
             (fingerprints, stats),
             unchanged,
         )
@@ -229,13 +232,15 @@ class FileFingerprintSource(ModelSource):
         """Just the paths file events named (scoped.py), or None to walk everything."""
         assert context.changed_paths is not None
         previous: Mapping[str, Any]
+        pieces: Pieces | None
         if memory is not None:
-            previous, stored = memory.fingerprints, memory.stats
+            previous, stored, pieces = memory.fingerprints, memory.stats, memory.pieces
         else:
             known = previous_fingerprints(context.previous_state)
             if known is None:
                 return None
             previous, stored = known, previous_stats(context.previous_state)
+            pieces = stored_pieces(context.previous_state, previous)
         started_ns = self._wall_clock_ns()
         result = observe_changed(
             context.changed_paths,
@@ -246,7 +251,7 @@ class FileFingerprintSource(ModelSource):
             lambda path: _digest(path, keep_text=True),
             lambda path, before, now, contents: _compare(path, before, now, contents, {}),
             context.previous_state_token,
-            memory.pieces if memory is not None else None,
+            pieces,
         )
         if result is None:
             return None
@@ -257,8 +262,12 @@ class FileFingerprintSource(ModelSource):
             remember(self._memory, context.monitor_id, token, made_for, state, made.pieces)
         elif memory is None:
             token = context.previous_state_token
-            remember(self._memory, context.monitor_id, token, made_for, (previous, stored))
+            remember(self._memory, context.monitor_id, token, made_for, (previous, stored), pieces)
         return result
+
+    def forget(self, monitor_id: str) -> None:
+        """A removed monitor's remembered state (most of a big tree's memory) goes."""
+        self._memory.pop(monitor_id, None)
 
     def _fingerprints(
         self,
