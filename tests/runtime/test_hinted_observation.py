@@ -58,13 +58,13 @@ class Tree:
         self.db = Database(str(tmp_path / "inbox.db"))
         self.runtime = workspace_runtime(self.db, str(self.workspace), registry, clock=self.clock)
         self.walks = 0
-        walk = file_fingerprint.confined_files
+        walk = file_fingerprint.confined_stat_keys
 
         def counted(*args: Any) -> Any:
             self.walks += 1
             return walk(*args)
 
-        monkeypatch.setattr(file_fingerprint, "confined_files", counted)
+        monkeypatch.setattr(file_fingerprint, "confined_stat_keys", counted)
 
     def tick(self, changed: dict[str, frozenset[str] | None] | None = None) -> TickResult:
         self.clock.advance(2_000)

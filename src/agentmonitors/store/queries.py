@@ -274,6 +274,38 @@ def insert_snapshot(
     )
 
 
+def has_snapshots(conn: sqlite3.Connection, workspace: str | None, monitor_id: str) -> bool:
+    """Whether the monitor has kept any snapshot in ``workspace``."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM monitor_snapshots WHERE monitor_id = ? AND workspace_path IS ? LIMIT 1",
+            (monitor_id, workspace),
+        ).fetchone()
+        is not None
+    )
+
+
+def insert_snapshots(
+    conn: sqlite3.Connection,
+    *,
+    workspace: str | None,
+    monitor_id: str,
+    event_id: str,
+    contents: list[tuple[str, str]],
+    now_ms: int,
+) -> None:
+    """:func:`insert_snapshot` for each ``(object_key, content)``, in one statement."""
+    created = to_seconds(now_ms)
+    conn.executemany(
+        "INSERT INTO monitor_snapshots (id, workspace_path, monitor_id, object_key, event_id,"
+        " content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (new_id(now_ms), workspace, monitor_id, key, event_id, content, created)
+            for key, content in contents
+        ],
+    )
+
+
 def list_monitor_events(
     db: Database, *, monitor_id: str, workspace: str | None, limit: int
 ) -> list[EventRow]:

@@ -16,16 +16,13 @@ from typing import Any
 
 
 class Pieces:
-    """Each folder's tracked paths and its part text. Never changed once made
-    (:func:`updated` copies). ``stored`` says the texts are what the store holds in
-    parts (when the state token proves the state is the stored one)."""
+    """Each folder's part text. Never changed once made (:func:`updated` copies).
+    ``stored`` says the texts are what the store holds in parts (when the state token
+    proves the state is the stored one)."""
 
-    __slots__ = ("folders", "stored", "texts")
+    __slots__ = ("stored", "texts")
 
-    def __init__(
-        self, folders: dict[str, set[str]], texts: dict[str, str], *, stored: bool
-    ) -> None:
-        self.folders = folders
+    def __init__(self, texts: dict[str, str], *, stored: bool) -> None:
         self.texts = texts
         self.stored = stored
 
@@ -67,30 +64,33 @@ def _text(paths: Iterable[str], fingerprints: Mapping[str, Any], stats: Mapping[
     )
 
 
-def _folders(fingerprints: Iterable[str]) -> dict[str, set[str]]:
-    folders: dict[str, set[str]] = {}
-    for path in fingerprints:
-        folders.setdefault(path.rpartition("/")[0], set()).add(path)
-    return folders
-
-
 def pieces_of(fingerprints: Mapping[str, Any], stats: Mapping[str, Any]) -> Pieces:
     """The pieces of a whole state (as costly as encoding it once), not yet stored."""
-    folders = _folders(fingerprints)
+    folders: dict[str, list[str]] = {}
+    for path in fingerprints:
+        folders.setdefault(path.rpartition("/")[0], []).append(path)
     texts = {folder: _text(paths, fingerprints, stats) for folder, paths in folders.items()}
-    return Pieces(folders, texts, stored=False)
+    return Pieces(texts, stored=False)
 
 
-def stored_pieces(state: Any, fingerprints: Mapping[str, Any]) -> Pieces | None:
+def stored_pieces(state: Any) -> Pieces | None:
     """The pieces of a state as read from its parts (``state.parts``: each folder's
     text as stored), or None for a state stored as one value."""
     parts = getattr(state, "parts", None)
-    if not isinstance(parts, dict):
-        return None
-    folders = _folders(fingerprints)
-    if folders.keys() != parts.keys():
-        return None  # not parts this source wrote: write them all again
-    return Pieces(folders, parts, stored=True)
+    return Pieces(parts, stored=True) if isinstance(parts, dict) else None
+
+
+def _paths_in(text: str | None) -> set[str]:
+    """The paths a folder's text holds (decoded only for a folder a change touched,
+    so nothing keeps every folder's paths apart from the state itself)."""
+    if text is None:
+        return set()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return set()
+    found = value.get("fingerprints") if isinstance(value, dict) else None
+    return set(found) if isinstance(found, dict) else set()
 
 
 def updated(
@@ -102,35 +102,20 @@ def updated(
     """``pieces`` for the state ``fingerprints``/``stats`` that differs from theirs
     only at ``touched`` paths: each touched folder is encoded again, the rest shared.
     The result is what the store will hold once the state is written."""
-    folders = dict(pieces.folders)
     texts = dict(pieces.texts)
-    copied: set[str] = set()
+    folders: dict[str, set[str]] = {}
     for path in touched:
         folder = path.rpartition("/")[0]
-        if folder not in copied:
-            copied.add(folder)
-            folders[folder] = set(folders.get(folder, ()))
+        paths = folders.get(folder)
+        if paths is None:
+            paths = folders[folder] = _paths_in(texts.get(folder))
         if path in fingerprints:
-            folders[folder].add(path)
+            paths.add(path)
         else:
-            folders[folder].discard(path)
-    for folder in copied:
-        paths = folders[folder]
+            paths.discard(path)
+    for folder, paths in folders.items():
         if paths:
             texts[folder] = _text(paths, fingerprints, stats)
         else:
-            del folders[folder]
             texts.pop(folder, None)
-    return Pieces(folders, texts, stored=True)
-
-
-def touched_between(
-    before: tuple[Mapping[str, Any], Mapping[str, Any]],
-    after: tuple[Mapping[str, Any], Mapping[str, Any]],
-) -> set[str]:
-    """The paths whose hash or stat key differs between two states."""
-    touched: set[str] = set()
-    for old, new in zip(before, after, strict=True):
-        touched.update(path for path, value in new.items() if old.get(path) != value)
-        touched.update(path for path in old if path not in new)
-    return touched
+    return Pieces(texts, stored=True)

@@ -19,7 +19,7 @@ import errno
 import os
 import stat
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
@@ -27,7 +27,6 @@ from agentmonitors.sources.file_fingerprint.pieces import (
     EncodedState,
     Pieces,
     pieces_of,
-    touched_between,
     updated,
 )
 from agentmonitors.sources.file_globs import GlobPattern
@@ -86,7 +85,7 @@ def observe_changed(
     globs: list[GlobPattern],
     ignore: list[GlobPattern],
     previous: tuple[Mapping[str, Any], Mapping[str, Any]],
-    settled: Callable[[os.stat_result], bool],
+    settled: Callable[[list[int]], bool],
     digest: Digest,
     compare: Compare,
     token: str | None,
@@ -143,7 +142,7 @@ def _look(
     stats: dict[str, Any],
     contents: dict[str, bytes | None],
     touched: set[str],
-    settled: Callable[[os.stat_result], bool],
+    settled: Callable[[list[int]], bool],
     digest: Digest,
 ) -> None:
     """Bring one changed path's entry up to date, as a walk would."""
@@ -179,7 +178,7 @@ def _look(
         raise _Unsure from error
     known = fingerprints.get(path)
     fingerprints[path] = sha
-    if settled(info):
+    if settled(key):
         stats[path] = key
     else:
         stats.pop(path, None)
@@ -245,17 +244,18 @@ def remembered(
 def next_walk_state(
     memories: dict[str, Memory],
     stamp: tuple[str, str | None, tuple[Any, ...]],
-    base: tuple[tuple[Mapping[str, Any], Mapping[str, Any]], Pieces | None],
+    base: tuple[Iterable[str], Pieces | None],
     state: tuple[dict[str, Any], dict[str, Any]],
     unchanged: bool,
 ) -> Any:
     """A walk's next state (KEEP_STATE when unchanged), remembered with its token.
 
-    ``base`` is the state compared against and its pieces as stored (None when not
-    stored in pieces): only the folders that moved are encoded and written again.
+    ``base`` is the paths that may differ from the state compared against (every
+    other one is as it was) and that state's pieces as stored (None when not stored
+    in pieces): only the folders of those paths are encoded and written again.
     """
     monitor_id, token, made_for = stamp
-    previous, pieces = base
+    touched, pieces = base
     next_state: Any = KEEP_STATE
     if not unchanged and not state[0]:
         # No files: stored as one small value, which reads back as "no files" (a
@@ -266,9 +266,8 @@ def next_walk_state(
             made = pieces_of(*state)
             next_state = EncodedState(*state, made, None)
             # What the store holds once this state is written (the token vouches).
-            pieces = Pieces(made.folders, made.texts, stored=True)
+            pieces = Pieces(made.texts, stored=True)
         else:
-            touched = touched_between(previous, state)
             made = updated(pieces, *state, touched)
             next_state = EncodedState(*state, made, pieces)
             pieces = made
