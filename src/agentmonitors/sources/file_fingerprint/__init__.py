@@ -28,8 +28,6 @@ baseline (``ObservationResult.baselines``), within the same cap and a total of
 
 from __future__ import annotations
 
-import hashlib
-import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -40,6 +38,7 @@ from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
 from agentmonitors.sources.file_fingerprint.pieces import EncodedState, Pieces, stored_pieces
 from agentmonitors.sources.file_fingerprint.plain import FileFingerprintSettings, plain_config
+from agentmonitors.sources.file_fingerprint.reading import MIB, SNAPSHOT_CAP_BYTES, digest
 from agentmonitors.sources.file_fingerprint.scoped import (
     Memory,
     next_walk_state,
@@ -72,13 +71,6 @@ from agentmonitors.untrusted import escape_undecodable, restore_undecodable
 # another write within the same mtime tick would leave size and mtime unchanged.
 RACY_WINDOW_NS = 2_000_000_000
 
-MIB = 1024 * 1024
-# Files are hashed this much at a time, so a huge file costs one chunk of memory.
-CHUNK_BYTES = MIB
-# A changed file's text is kept (stored as its snapshot, diffed against the last one)
-# only up to this size; above it the change is reported without a diff, since a diff
-# of megabytes would be cut for the agent anyway and each snapshot lives in the store.
-SNAPSHOT_CAP_BYTES = MIB
 # A baseline keeps each file's text (within SNAPSHOT_CAP_BYTES) as its first snapshot,
 # so the first change of a file is shown as a diff; this bounds the sum of those texts,
 # in memory and in the store. Files past it are baselined by hash alone, as before.
@@ -255,7 +247,7 @@ class FileFingerprintSource(ModelSource):
             ignore,
             (previous, stored),
             lambda key: _settled(key, started_ns),
-            lambda path: _digest(path, keep_text=True),
+            lambda path: digest(path, keep_text=True),
             lambda path, before, now, contents: _compare(path, before, now, contents, {}),
             context.previous_state_token,
             pieces,
@@ -306,7 +298,7 @@ class FileFingerprintSource(ModelSource):
             # The text is needed for a change against a known baseline, and for the
             # baseline itself while its budget lasts.
             keep = previous is not None or info[0] <= min(budget, SNAPSHOT_CAP_BYTES)
-            sha, data = _digest(real.get(path, path), keep_text=keep)
+            sha, data = digest(real.get(path, path), keep_text=keep)
             fingerprints[path] = sha
             if _settled(info, started_ns):
                 stats[path] = info
@@ -468,36 +460,3 @@ def _absent(path: str, kind: ChangeKind, previous: Any) -> Observation:
         change_kind=kind,
         salience="high" if kind == "deleted" else None,
     )
-
-
-def _digest(path: str, *, keep_text: bool) -> tuple[str, bytes | None]:
-    """The file's sha256, read in chunks, and its bytes when wanted and within the cap.
-
-    Memory stays at one chunk plus at most :data:`SNAPSHOT_CAP_BYTES` whatever the
-    file's size; a file over the cap gives None (its change is reported without a diff).
-    Read through the descriptor, not a buffered file: a baseline reads every file of
-    the tree, and a small file is then one ``read`` (a short read is the end of a
-    regular file; a file still growing is unsettled, so hashed again next time).
-    """
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            chunk = os.read(handle, CHUNK_BYTES)
-            if len(chunk) < CHUNK_BYTES:
-                return hashlib.sha256(chunk).hexdigest(), chunk if keep_text else None
-            digest = hashlib.sha256()
-            kept: bytearray | None = bytearray() if keep_text else None
-            while chunk:
-                digest.update(chunk)
-                if kept is not None:
-                    if len(kept) + len(chunk) > SNAPSHOT_CAP_BYTES:
-                        kept = None
-                    else:
-                        kept += chunk
-                chunk = os.read(handle, CHUNK_BYTES)
-        finally:
-            os.close(handle)
-    except OSError as error:
-        shown = escape_undecodable(path)
-        raise OSError(error.errno, f"Cannot read matched file {shown}: {error.strerror}") from error
-    return digest.hexdigest(), None if kept is None else bytes(kept)
