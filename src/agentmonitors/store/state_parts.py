@@ -5,14 +5,14 @@ A file-fingerprint state over 100,000 files is ~21 MB of JSON; stored as one
 a second of SQLite work per changed file: docs/architecture.md, "Speed"). A state
 value that offers ``state_parts()`` is instead stored as rows of
 ``monitor_state_parts`` (one per part, e.g. per folder), with :data:`PARTED` in
-``source_state``; a part whose text is the very object the store already holds is not
-written again.
+``source_state``; a change writes the parts it moved.
 
 The contract, for any source: every part is a JSON object whose values are objects,
 and the state is their merge (``{"a": {...}}`` and ``{"a": {...}}`` give one ``"a"``
-holding both). ``state_parts()`` returns ``(parts, stored)``: every part's text by
-name, and the parts the store holds now (unchanged texts shared by identity), or None
-when that is unknown (the whole state is then written again). A state stored in one
+holding both). ``state_parts()`` returns ``(parts, whole)``: with ``whole``, every
+part's text by name (any other stored part goes); otherwise only the parts that differ
+from the state the store holds (the source knows it from the state token), None for a
+part to delete. A state stored in one
 row, as earlier versions did, is read as it is and rewritten in parts by its next
 change; a state written as one value again (by any writer) drops its parts (the
 trigger in ``schema._version_6``), as does the deletion of its row.
@@ -61,17 +61,18 @@ def read(conn: sqlite3.Connection, state_id: str) -> PartedState:
 def write(conn: sqlite3.Connection, state_id: str, value: Any) -> None:
     """Store ``value``'s parts for the row ``state_id``, whose ``source_state`` the
     caller sets to :data:`PARTED` in the same transaction."""
-    parts, stored = value.state_parts()
-    if stored is None:
+    parts, whole = value.state_parts()
+    if whole:
         conn.execute("DELETE FROM monitor_state_parts WHERE state_id = ?", (state_id,))
-        stored = {}
     else:
-        gone = [(state_id, name) for name in stored if name not in parts]
-        conn.executemany("DELETE FROM monitor_state_parts WHERE state_id = ? AND part = ?", gone)
+        conn.executemany(
+            "DELETE FROM monitor_state_parts WHERE state_id = ? AND part = ?",
+            [(state_id, name) for name, text in parts.items() if text is None],
+        )
     conn.executemany(
         "INSERT INTO monitor_state_parts (state_id, part, body) VALUES (?, ?, ?)"
         " ON CONFLICT (state_id, part) DO UPDATE SET body = excluded.body",
-        [(state_id, name, text) for name, text in parts.items() if stored.get(name) is not text],
+        [(state_id, name, text) for name, text in parts.items() if text is not None],
     )
 
 

@@ -23,12 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.sources.file_fingerprint.pieces import (
-    EncodedState,
-    Pieces,
-    pieces_of,
-    updated,
-)
+from agentmonitors.sources.file_fingerprint.pieces import Pieces, encoded, updated
 from agentmonitors.sources.file_globs import GlobPattern
 from agentmonitors.sources.observation import (
     KEEP_STATE,
@@ -124,12 +119,10 @@ def observe_changed(
         if current.get(path) != fingerprints.get(path)
         and (found := compare(path, fingerprints, current, contents)) is not None
     ]
-    made = updated(
-        pieces_of(fingerprints, stored) if pieces is None else pieces, current, stats, moved
-    )
+    made = encoded(current, stats) if pieces is None else updated(pieces, current, stats, moved)
     return ObservationResult(
         observations=observations,
-        next_state=EncodedState(current, stats, made, pieces),
+        next_state=made,
         state_token=SCOPED_TOKEN_PREFIX + uuid.uuid4().hex,
     )
 
@@ -262,14 +255,7 @@ def next_walk_state(
         # state of no parts would read as no baseline at all).
         next_state, pieces = {"fingerprints": state[0], "stats": state[1]}, None
     elif not unchanged:
-        if pieces is None:
-            made = pieces_of(*state)
-            next_state = EncodedState(*state, made, None)
-            # What the store holds once this state is written (the token vouches).
-            pieces = Pieces(made.texts, stored=True)
-        else:
-            made = updated(pieces, *state, touched)
-            next_state = EncodedState(*state, made, pieces)
-            pieces = made
+        next_state = encoded(*state) if pieces is None else updated(pieces, *state, touched)
+        pieces = next_state.pieces
     remember(memories, monitor_id, token, made_for, state, pieces)
     return next_state
