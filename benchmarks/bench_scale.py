@@ -10,7 +10,10 @@ monitor over ``src/**/*.txt``, and measures:
 
 - the first baseline: ``agentmonitors daemon once`` on a fresh store (whole process);
 - ``daemon once`` with nothing changed, and after one file changed (whole process,
-  median of rounds; the monitor is marked due before each);
+  median of rounds; the monitor is marked due before each). The "nothing changed" tick
+  follows the last round's change within the 2 s racy window, so it hashes that file
+  again and stores its now settled stat key: it reads the stored state, as a tick of a
+  tree settled for longer would not (that one is a walk and nothing else);
 - in the running daemon (file events on): change -> event row p50/p95 for one
   changed file, and the daemon's RSS after those rounds; the daemon's CPU seconds per
   change (from /proc), which says whether one change costs a pass over the tree.

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from agentmonitors.runtime.tick import TickResult
 from agentmonitors.sources import file_fingerprint
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.file_fingerprint import RACY_WINDOW_NS, FileFingerprintSource
+from agentmonitors.store import queries
 from agentmonitors.store.database import Database
 
 START = 1_780_000_000_000
@@ -58,13 +58,13 @@ class Tree:
         self.db = Database(str(tmp_path / "inbox.db"))
         self.runtime = workspace_runtime(self.db, str(self.workspace), registry, clock=self.clock)
         self.walks = 0
-        walk = file_fingerprint.confined_files
+        walk = file_fingerprint.confined_stat_keys
 
         def counted(*args: Any) -> Any:
             self.walks += 1
             return walk(*args)
 
-        monkeypatch.setattr(file_fingerprint, "confined_files", counted)
+        monkeypatch.setattr(file_fingerprint, "confined_stat_keys", counted)
 
     def tick(self, changed: dict[str, frozenset[str] | None] | None = None) -> TickResult:
         self.clock.advance(2_000)
@@ -75,11 +75,9 @@ class Tree:
 
     def stored(self) -> tuple[int, dict[str, Any]]:
         with self.db.read() as conn:
-            last, state = conn.execute(
-                "SELECT last_observation_at, source_state FROM monitor_state"
-                " WHERE monitor_id = 'files'"
-            ).fetchone()
-        return int(last), json.loads(state)
+            row = queries.load_monitor_state(conn, "files", str(self.workspace))
+        assert row is not None and row.last_observation_at_ms is not None
+        return row.last_observation_at_ms // 1000, dict(row.source_state)
 
     def titles(self, result: TickResult) -> list[str]:
         with self.db.read() as conn:

@@ -64,11 +64,12 @@ class Files:
 
     def row(self) -> dict[str, Any]:
         with self.db.read() as conn:
-            row = conn.execute(
-                "SELECT last_observation_at, source_state FROM monitor_state"
-                " WHERE monitor_id = 'files'"
-            ).fetchone()
-        return {"last": row[0], "state": json.loads(row[1])}
+            last = conn.execute(
+                "SELECT last_observation_at FROM monitor_state WHERE monitor_id = 'files'"
+            ).fetchone()[0]
+            # The state as the store reads it back, whether in one value or in parts.
+            state = queries.load_source_state(conn, "files", str(self.workspace))
+        return {"last": last, "state": dict(state)}
 
 
 def two_files(tmp_path: Path) -> tuple[Path, Files]:

@@ -363,6 +363,7 @@ def deny(monkeypatch: pytest.MonkeyPatch, denied: Path, *, folder: bool) -> None
         return call
 
     monkeypatch.setattr(builtins, "open", guard(builtins.open))
+    monkeypatch.setattr(os, "open", guard(os.open))
     if folder:
         monkeypatch.setattr(os, "stat", guard(os.stat))
         monkeypatch.setattr(os, "scandir", guard(os.scandir))

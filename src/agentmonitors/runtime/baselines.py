@@ -13,7 +13,7 @@ from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.runtime.shape import shape_observation
 from agentmonitors.sources.observation import Observation
-from agentmonitors.store.queries import insert_snapshot, latest_snapshot
+from agentmonitors.store.queries import has_snapshots, insert_snapshots, latest_snapshot
 
 log = get_logger("agentmonitors.runtime.baselines")
 
@@ -36,6 +36,10 @@ def keep_baselines(
     """
     shape = monitor.frontmatter.shape
     rendered = shape is not None and shape.render == "rendered"
+    # A first baseline (no snapshot kept yet) has nothing to compare with: a tree of
+    # 100,000 files would otherwise cost as many lookups.
+    known = has_snapshots(conn, workspace, monitor.id)
+    kept: list[tuple[str, str]] = []
     for observation in baselines:
         text = observation.snapshot_text
         if rendered:
@@ -48,14 +52,14 @@ def keep_baselines(
         if text is None:
             continue
         key = observation.object_key if observation.object_key is not None else monitor.id
-        if latest_snapshot(conn, workspace, monitor.id, key) == text:
+        if known and latest_snapshot(conn, workspace, monitor.id, key) == text:
             continue
-        insert_snapshot(
-            conn,
-            workspace=workspace,
-            monitor_id=monitor.id,
-            object_key=key,
-            event_id=BASELINE_EVENT_ID,
-            content=text,
-            now_ms=now_ms,
-        )
+        kept.append((key, text))
+    insert_snapshots(
+        conn,
+        workspace=workspace,
+        monitor_id=monitor.id,
+        event_id=BASELINE_EVENT_ID,
+        contents=kept,
+        now_ms=now_ms,
+    )

@@ -20,7 +20,8 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from agentmonitors.fastpath.globs import (
     GLOBSTAR,
@@ -32,6 +33,9 @@ from agentmonitors.fastpath.globs import (
 )
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.untrusted import escape_undecodable
+
+# What a walk keeps of each file's stat.
+_Kept = TypeVar("_Kept")
 
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
 
@@ -413,7 +417,38 @@ def confined_files(
     other ``stat`` failure raises OSError naming the path: a matched file that cannot be
     examined is never guessed absent.
     """
-    files: dict[str, os.stat_result] = {}
+    return _confined(globs, ignore, confinement, _whole)
+
+
+StatKey = list[int]
+"""``[size, mtime_ns, ctime_ns, inode]``: what must hold for a file to be unchanged."""
+
+
+def confined_stat_keys(
+    globs: Sequence[GlobPattern],
+    ignore: Sequence[GlobPattern],
+    confinement: Confinement | None,
+) -> tuple[dict[str, StatKey], list[SkippedLink]]:
+    """:func:`confined_files` keeping each file's :data:`StatKey` only: a whole stat
+    result is ~0.5 KB more a file, most of a 100,000-file walk's peak memory."""
+    return _confined(globs, ignore, confinement, _stat_key)
+
+
+def _whole(info: os.stat_result) -> os.stat_result:
+    return info
+
+
+def _stat_key(info: os.stat_result) -> StatKey:
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
+def _confined(
+    globs: Sequence[GlobPattern],
+    ignore: Sequence[GlobPattern],
+    confinement: Confinement | None,
+    kept: Callable[[os.stat_result], _Kept],
+) -> tuple[dict[str, _Kept], list[SkippedLink]]:
+    files: dict[str, _Kept] = {}
     skipped: dict[str, SkippedLink] = {}
     marked = _expand_marked(globs, confinement, skipped)
     # Bound once: this loop runs for every matched file.
@@ -437,7 +472,7 @@ def confined_files(
                 f"Cannot read matched file {escape_undecodable(path)}: {error.strerror}",
             ) from error
         if is_regular(info.st_mode):
-            files[path] = info
+            files[path] = kept(info)
     return files, [skipped[path] for path in sorted(skipped)]
 
 

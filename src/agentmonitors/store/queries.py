@@ -10,6 +10,7 @@ import sqlite3
 from typing import Any
 
 from agentmonitors.fastpath.ulid import new_id
+from agentmonitors.store import state_parts
 from agentmonitors.store.database import Database
 from agentmonitors.store.records import (
     NOT_READ,
@@ -46,7 +47,7 @@ def load_monitor_state(
     ``NOT_READ`` (read it with :func:`load_source_state` when it is needed)."""
     row = conn.execute(
         "SELECT last_observation_at, notify_state, updated_at, state_token"
-        + (", source_state" if with_source_state else "")
+        + (", id, source_state" if with_source_state else "")
         + f" FROM monitor_state WHERE {_STATE_KEY}",
         (monitor_id, workspace),
     ).fetchone()
@@ -56,7 +57,7 @@ def load_monitor_state(
     notify = loads(notify_text, {})
     return MonitorStateRow(
         last_observation_at_ms=None if last is None else int(last) * 1000,
-        source_state=loads(row[4], None) if with_source_state else NOT_READ,
+        source_state=_source_state(conn, row[4], row[5]) if with_source_state else NOT_READ,
         notify_state=notify if isinstance(notify, dict) else {},
         updated_at_ms=int(updated) * 1000,
         state_token=token,
@@ -66,9 +67,16 @@ def load_monitor_state(
 def load_source_state(conn: sqlite3.Connection, monitor_id: str, workspace: str | None) -> Any:
     """The monitor's stored source state, or None when it has none."""
     row = conn.execute(
-        f"SELECT source_state FROM monitor_state WHERE {_STATE_KEY}", (monitor_id, workspace)
+        f"SELECT id, source_state FROM monitor_state WHERE {_STATE_KEY}", (monitor_id, workspace)
     ).fetchone()
-    return None if row is None else loads(row[0], None)
+    return None if row is None else _source_state(conn, row[0], row[1])
+
+
+def _source_state(conn: sqlite3.Connection, state_id: str, text: str | None) -> Any:
+    """A row's source state, merged from its parts when stored in parts."""
+    if text == state_parts.PARTED:
+        return state_parts.read(conn, state_id)
+    return loads(text, None)
 
 
 def save_monitor_state(
@@ -114,24 +122,31 @@ def save_monitor_state(
             (new_id(now_ms), monitor_id, workspace, notify_text, now_s),
         )
         return
-    conn.execute(
+    parted = state_parts.is_parted(source_state)
+    state_id = conn.execute(
         "INSERT INTO monitor_state (id, monitor_id, workspace_path, last_observation_at,"
         " source_state, notify_state, updated_at, state_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (monitor_id, COALESCE(workspace_path, '')) DO UPDATE SET"
         " last_observation_at = excluded.last_observation_at,"
         " source_state = excluded.source_state, notify_state = excluded.notify_state,"
-        " updated_at = excluded.updated_at, state_token = excluded.state_token",
+        " updated_at = excluded.updated_at, state_token = excluded.state_token"
+        " RETURNING id",
         (
             new_id(now_ms),
             monitor_id,
             workspace,
             last_s,
-            dumps(source_state if source_state is not None else {}),
+            state_parts.PARTED
+            if parted
+            else dumps(source_state if source_state is not None else {}),
             notify_text,
             now_s,
             state_token,
         ),
-    )
+    ).fetchone()[0]
+    if parted:
+        # A large state (store/state_parts.py): only the parts that moved are written.
+        state_parts.write(conn, state_id, source_state)
 
 
 # --------------------------------------------------------------------------- history
@@ -256,6 +271,38 @@ def insert_snapshot(
         "INSERT INTO monitor_snapshots (id, workspace_path, monitor_id, object_key, event_id,"
         " content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (new_id(now_ms), workspace, monitor_id, object_key, event_id, content, to_seconds(now_ms)),
+    )
+
+
+def has_snapshots(conn: sqlite3.Connection, workspace: str | None, monitor_id: str) -> bool:
+    """Whether the monitor has kept any snapshot in ``workspace``."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM monitor_snapshots WHERE monitor_id = ? AND workspace_path IS ? LIMIT 1",
+            (monitor_id, workspace),
+        ).fetchone()
+        is not None
+    )
+
+
+def insert_snapshots(
+    conn: sqlite3.Connection,
+    *,
+    workspace: str | None,
+    monitor_id: str,
+    event_id: str,
+    contents: list[tuple[str, str]],
+    now_ms: int,
+) -> None:
+    """:func:`insert_snapshot` for each ``(object_key, content)``, in one statement."""
+    created = to_seconds(now_ms)
+    conn.executemany(
+        "INSERT INTO monitor_snapshots (id, workspace_path, monitor_id, object_key, event_id,"
+        " content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (new_id(now_ms), workspace, monitor_id, key, event_id, content, created)
+            for key, content in contents
+        ],
     )
 
 

@@ -20,11 +20,6 @@ def to_seconds(ms: int) -> int:
 
 
 def dumps(value: Any) -> str:
-    # A value that carries its own JSON text (a large file-fingerprint state kept
-    # encoded folder by folder) is not encoded again: docs/architecture.md, "Speed".
-    encoded = getattr(value, "json_text", None)
-    if encoded is not None:
-        return str(encoded())
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -12,7 +12,9 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 5
+from agentmonitors.store.state_parts import PARTED
+
+SCHEMA_VERSION = 6
 
 _TABLES = (
     """CREATE TABLE IF NOT EXISTS inbox_items (
@@ -277,6 +279,33 @@ def _version_5(conn: sqlite3.Connection) -> None:
     )
 
 
+def _version_6(conn: sqlite3.Connection) -> None:
+    """A large source state stored in parts, one row each (store/state_parts.py).
+
+    Each change of a 100,000-file state rewrote it whole as one value; in parts, a
+    change writes the parts it touched. A state stored in one row stays readable and is
+    stored in parts by its next change. The triggers keep the parts from outliving
+    their state: deleting the row (retention, a removed watch) drops them, and so does
+    writing the state as one value again, by this or any other writer.
+    """
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS monitor_state_parts ("
+        " state_id TEXT NOT NULL, part TEXT NOT NULL, body TEXT NOT NULL,"
+        " PRIMARY KEY (state_id, part)) WITHOUT ROWID"
+    )
+    conn.execute(
+        "CREATE TRIGGER IF NOT EXISTS monitor_state_parts_follow_row"
+        " AFTER DELETE ON monitor_state"
+        " BEGIN DELETE FROM monitor_state_parts WHERE state_id = old.id; END"
+    )
+    conn.execute(
+        "CREATE TRIGGER IF NOT EXISTS monitor_state_parts_follow_state"
+        " AFTER UPDATE OF source_state ON monitor_state"
+        f" WHEN old.source_state = '{PARTED}' AND new.source_state IS NOT '{PARTED}'"
+        " BEGIN DELETE FROM monitor_state_parts WHERE state_id = old.id; END"
+    )
+
+
 def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
     """Bring the schema to ``SCHEMA_VERSION``; the caller holds a write transaction."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -300,4 +329,6 @@ def migrate(conn: sqlite3.Connection, new_id: Callable[[], str]) -> None:
         _version_4(conn)
     if version < 5:
         _version_5(conn)
+    if version < 6:
+        _version_6(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -28,8 +28,6 @@ baseline (``ObservationResult.baselines``), within the same cap and a total of
 
 from __future__ import annotations
 
-import hashlib
-import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -38,9 +36,10 @@ from agentmonitors.fastpath.digests import blake2b
 from agentmonitors.sources import reach
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
+from agentmonitors.sources.file_fingerprint.pieces import EncodedState, Pieces, stored_pieces
 from agentmonitors.sources.file_fingerprint.plain import FileFingerprintSettings, plain_config
+from agentmonitors.sources.file_fingerprint.reading import MIB, SNAPSHOT_CAP_BYTES, digest
 from agentmonitors.sources.file_fingerprint.scoped import (
-    EncodedState,
     Memory,
     next_walk_state,
     observe_changed,
@@ -52,8 +51,9 @@ from agentmonitors.sources.file_fingerprint.scoped import (
 from agentmonitors.sources.file_globs import (
     Confinement,
     GlobPattern,
+    StatKey,
     compile_patterns,
-    confined_files,
+    confined_stat_keys,
     exists,
     outside_roots,
     resolve_base,
@@ -71,13 +71,6 @@ from agentmonitors.untrusted import escape_undecodable, restore_undecodable
 # another write within the same mtime tick would leave size and mtime unchanged.
 RACY_WINDOW_NS = 2_000_000_000
 
-MIB = 1024 * 1024
-# Files are hashed this much at a time, so a huge file costs one chunk of memory.
-CHUNK_BYTES = MIB
-# A changed file's text is kept (stored as its snapshot, diffed against the last one)
-# only up to this size; above it the change is reported without a diff, since a diff
-# of megabytes would be cut for the agent anyway and each snapshot lives in the store.
-SNAPSHOT_CAP_BYTES = MIB
 # A baseline keeps each file's text (within SNAPSHOT_CAP_BYTES) as its first snapshot,
 # so the first change of a file is shown as a diff; this bounds the sum of those texts,
 # in memory and in the store. Files past it are baselined by hash alone, as before.
@@ -91,14 +84,10 @@ LABELS: dict[ChangeKind, str] = {
 }
 
 
-def _stat_key(info: os.stat_result) -> list[int]:
-    """What must be unchanged for a stored hash to be reused (stored as a JSON list)."""
-    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
-
-
-def _settled(info: os.stat_result, at_ns: int) -> bool:
-    """Whether the file's last write is far enough before ``at_ns`` to trust its stat."""
-    return at_ns - max(info.st_mtime_ns, info.st_ctime_ns) >= RACY_WINDOW_NS
+def _settled(key: StatKey, at_ns: int) -> bool:
+    """Whether the file's last write (``key``'s mtime and ctime) is far enough before
+    ``at_ns`` to trust its stat key."""
+    return at_ns - max(key[1], key[2]) >= RACY_WINDOW_NS
 
 
 class FileFingerprintSource(ModelSource):
@@ -165,7 +154,7 @@ class FileFingerprintSource(ModelSource):
                 return scoped
         named = outside_roots(globs, workspace) if permit.trusted else ()
         confinement = Confinement(workspace, (*permit.outside_paths, *named))
-        found, skipped = confined_files(globs, ignore, confinement)
+        found, skipped = confined_stat_keys(globs, ignore, confinement)
         files, real = as_text(found)
         warnings = [escape_undecodable(link.describe()) for link in skipped]
         token = tree_token(files)
@@ -174,36 +163,49 @@ class FileFingerprintSource(ModelSource):
             # every one settled then: the state stands, and is not even read.
             return _unchanged(files, warnings, token)
         previous: Mapping[str, Any] | None
+        pieces: Pieces | None = None
         if memory is not None:
-            previous, stored = memory.fingerprints, memory.stats
+            previous, stored, pieces = memory.fingerprints, memory.stats, memory.pieces
         else:
             previous = previous_fingerprints(context.previous_state)
             stored = previous_stats(context.previous_state) if previous is not None else {}
+            if previous is not None:
+                pieces = stored_pieces(context.previous_state)
         if previous is not None and _all_unchanged(files, previous, stored):
             # What the full comparison below would conclude, for a third of its cost
             # (a state stored before tokens, or by another implementation).
-            kept = memory.pieces if memory is not None else None
+            kept = pieces
             state = (previous, stored)
             remember(self._memory, context.monitor_id, token, made_for, state, kept)
             return _unchanged(files, warnings, token)
-        fingerprints, stats, contents = self._fingerprints(files, previous, stored, real)
+        fingerprints, stats, contents, hashed = self._fingerprints(files, previous, stored, real)
+        # Every file not hashed kept its stored hash and stat key: only the hashed and
+        # the gone can differ from the stored state.
+        gone = _gone((previous or {}, stored), fingerprints)
         observations: list[Observation] = []
         if previous is not None:
             # Only the paths whose hash moved, appeared or went can make an observation.
-            differing = {path for path, sha in fingerprints.items() if previous.get(path) != sha}
-            differing.update(path for path in previous if path not in fingerprints)
+            differing = {path for path in hashed if previous.get(path) != fingerprints[path]}
+            differing.update(path for path in gone if path in previous)
             for path in sorted(differing):
                 observation = _compare(path, previous, fingerprints, contents, real)
                 if observation is not None:
                     observations.append(observation)
         # An unchanged state is left as stored: rewriting 10,000 files' worth of JSON
         # every tick would cost more than the whole stat-based check.
-        unchanged = previous is not None and fingerprints == previous and stats == stored
+        unchanged = (
+            previous is not None
+            and not gone
+            and all(
+                previous.get(path) == fingerprints[path] and stored.get(path) == stats.get(path)
+                for path in hashed
+            )
+        )
         settled_token = token if len(stats) == len(fingerprints) == len(files) else None
         next_state = next_walk_state(
             self._memory,
             (context.monitor_id, settled_token, made_for),
-            memory,
+            (hashed + gone, pieces),
             (fingerprints, stats),
             unchanged,
         )
@@ -229,24 +231,26 @@ class FileFingerprintSource(ModelSource):
         """Just the paths file events named (scoped.py), or None to walk everything."""
         assert context.changed_paths is not None
         previous: Mapping[str, Any]
+        pieces: Pieces | None
         if memory is not None:
-            previous, stored = memory.fingerprints, memory.stats
+            previous, stored, pieces = memory.fingerprints, memory.stats, memory.pieces
         else:
             known = previous_fingerprints(context.previous_state)
             if known is None:
                 return None
             previous, stored = known, previous_stats(context.previous_state)
+            pieces = stored_pieces(context.previous_state)
         started_ns = self._wall_clock_ns()
         result = observe_changed(
             context.changed_paths,
             globs,
             ignore,
             (previous, stored),
-            lambda info: _settled(info, started_ns),
-            lambda path: _digest(path, keep_text=True),
+            lambda key: _settled(key, started_ns),
+            lambda path: digest(path, keep_text=True),
             lambda path, before, now, contents: _compare(path, before, now, contents, {}),
             context.previous_state_token,
-            memory.pieces if memory is not None else None,
+            pieces,
         )
         if result is None:
             return None
@@ -257,57 +261,65 @@ class FileFingerprintSource(ModelSource):
             remember(self._memory, context.monitor_id, token, made_for, state, made.pieces)
         elif memory is None:
             token = context.previous_state_token
-            remember(self._memory, context.monitor_id, token, made_for, (previous, stored))
+            remember(self._memory, context.monitor_id, token, made_for, (previous, stored), pieces)
         return result
+
+    def forget(self, monitor_id: str) -> None:
+        """A removed monitor's remembered state (most of a big tree's memory) goes."""
+        self._memory.pop(monitor_id, None)
 
     def _fingerprints(
         self,
-        files: Mapping[str, os.stat_result],
+        files: Mapping[str, StatKey],
         previous: Mapping[str, Any] | None,
         stored: Mapping[str, Any],
         real: Mapping[str, str],
-    ) -> tuple[dict[str, str], dict[str, Any], dict[str, bytes | None]]:
+    ) -> tuple[dict[str, str], dict[str, Any], dict[str, bytes | None], list[str]]:
         """Each file's hash (the stored one when its stat key still holds), the stat keys
-        to store, and the text of each file whose hash moved from a known baseline."""
+        to store, the text of each file whose hash moved from a known baseline, and the
+        files hashed (every other one is as stored)."""
         fingerprints: dict[str, str] = {}
         stats: dict[str, Any] = {}
         contents: dict[str, bytes | None] = {}
+        hashed: list[str] = []
         known_hashes = previous if previous is not None else {}
         # A baseline keeps texts up to the budget; a later call only a changed file's.
         budget = BASELINE_TEXT_BUDGET_BYTES if previous is None else 0
         for path, info in files.items():
             known = known_hashes.get(path)
             key = stored.get(path)
-            # Compared inline, not through a helper: this runs for every matched file.
-            if known is not None and key == [
-                info.st_size,
-                info.st_mtime_ns,
-                info.st_ctime_ns,
-                info.st_ino,
-            ]:
+            if known is not None and key == info:
                 # Settled when stored, unchanged since: the stored hash stands.
                 fingerprints[path] = known
                 stats[path] = key
                 continue
+            hashed.append(path)
             started_ns = self._wall_clock_ns()
             # The text is needed for a change against a known baseline, and for the
             # baseline itself while its budget lasts.
-            keep = previous is not None or info.st_size <= min(budget, SNAPSHOT_CAP_BYTES)
-            sha, data = _digest(real.get(path, path), keep_text=keep)
+            keep = previous is not None or info[0] <= min(budget, SNAPSHOT_CAP_BYTES)
+            sha, data = digest(real.get(path, path), keep_text=keep)
             fingerprints[path] = sha
             if _settled(info, started_ns):
-                stats[path] = _stat_key(info)
+                stats[path] = info
             if previous is not None and known != sha:
                 contents[path] = data
             elif previous is None and data is not None:
                 contents[path] = data
                 budget -= len(data)
-        return fingerprints, stats, contents
+        return fingerprints, stats, contents, hashed
+
+
+def _gone(
+    previous: tuple[Mapping[str, Any], Mapping[str, Any]], fingerprints: Mapping[str, str]
+) -> list[str]:
+    """The paths ``previous`` (hashes, stat keys) holds that a walk no longer does."""
+    return [path for known in previous for path in known if path not in fingerprints]
 
 
 def as_text(
-    files: Mapping[str, os.stat_result],
-) -> tuple[Mapping[str, os.stat_result], dict[str, str]]:
+    files: Mapping[str, StatKey],
+) -> tuple[Mapping[str, StatKey], dict[str, str]]:
     """The matched files by the path stored and shown for each, and the real path of
     each one whose name is not UTF-8 (``os.fsdecode`` carries its bytes as lone
     surrogates, which neither the JSON state nor SQLite can hold).
@@ -326,7 +338,7 @@ def as_text(
         pass
     else:
         return files, {}
-    shown: dict[str, os.stat_result] = {}
+    shown: dict[str, StatKey] = {}
     real: dict[str, str] = {}
     for path, info in files.items():
         text = escape_undecodable(path)
@@ -339,7 +351,7 @@ def as_text(
 TOKEN_FORMAT = "ff1"
 
 
-def tree_token(files: Mapping[str, os.stat_result]) -> str:
+def tree_token(files: Mapping[str, StatKey]) -> str:
     """A digest of the matched paths, in order, with each one's stat key.
 
     Equal tokens mean the same files with the same ``(size, mtime_ns, ctime_ns,
@@ -349,21 +361,12 @@ def tree_token(files: Mapping[str, os.stat_result]) -> str:
     process of one Python gets the same value, at a third of the cost of packing the
     integers for a digest. Another Python may get another value: one full check.
     """
-    keys = hash(
-        tuple(
-            [
-                (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
-                for info in files.values()
-            ]
-        )
-    )
+    keys = hash(tuple(map(tuple, files.values())))
     paths = blake2b("\0".join(files).encode("utf-8", "surrogateescape"), digest_size=20)
     return f"{TOKEN_FORMAT}:{len(files)}:{paths.hexdigest()}:{keys & 0xFFFFFFFFFFFFFFFF:016x}"
 
 
-def _unchanged(
-    files: Mapping[str, os.stat_result], warnings: list[str], token: str
-) -> ObservationResult:
+def _unchanged(files: Mapping[str, StatKey], warnings: list[str], token: str) -> ObservationResult:
     return ObservationResult(
         observations=[],
         next_state=KEEP_STATE,
@@ -374,7 +377,7 @@ def _unchanged(
 
 
 def _all_unchanged(
-    files: Mapping[str, os.stat_result], previous: Mapping[str, Any], stored: Mapping[str, Any]
+    files: Mapping[str, StatKey], previous: Mapping[str, Any], stored: Mapping[str, Any]
 ) -> bool:
     """Whether every matched file is one of ``previous``, with a hash and a stored stat
     key that still holds, and nothing else is stored: the state would come out the same."""
@@ -382,12 +385,7 @@ def _all_unchanged(
         return False
     stored_key = stored.get
     known = previous.get
-    for path, info in files.items():
-        # Inline, not through _stat_key: this runs for every matched file.
-        key = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
-        if stored_key(path) != key or known(path) is None:
-            return False
-    return True
+    return all(stored_key(path) == key and known(path) is not None for path, key in files.items())
 
 
 def _compare(
@@ -462,26 +460,3 @@ def _absent(path: str, kind: ChangeKind, previous: Any) -> Observation:
         change_kind=kind,
         salience="high" if kind == "deleted" else None,
     )
-
-
-def _digest(path: str, *, keep_text: bool) -> tuple[str, bytes | None]:
-    """The file's sha256, read in chunks, and its bytes when wanted and within the cap.
-
-    Memory stays at one chunk plus at most :data:`SNAPSHOT_CAP_BYTES` whatever the
-    file's size; a file over the cap gives None (its change is reported without a diff).
-    """
-    digest = hashlib.sha256()
-    kept: bytearray | None = bytearray() if keep_text else None
-    try:
-        with open(path, "rb") as handle:
-            while chunk := handle.read(CHUNK_BYTES):
-                digest.update(chunk)
-                if kept is not None:
-                    if len(kept) + len(chunk) > SNAPSHOT_CAP_BYTES:
-                        kept = None
-                    else:
-                        kept += chunk
-    except OSError as error:
-        shown = escape_undecodable(path)
-        raise OSError(error.errno, f"Cannot read matched file {shown}: {error.strerror}") from error
-    return digest.hexdigest(), None if kept is None else bytes(kept)

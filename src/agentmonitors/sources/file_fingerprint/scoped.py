@@ -16,7 +16,6 @@ the memory is what the store holds, and a large state is not decoded again.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 import uuid
@@ -24,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
+from agentmonitors.sources.file_fingerprint.pieces import Pieces, encoded, updated
 from agentmonitors.sources.file_globs import GlobPattern
 from agentmonitors.sources.observation import (
     KEEP_STATE,
@@ -80,7 +80,7 @@ def observe_changed(
     globs: list[GlobPattern],
     ignore: list[GlobPattern],
     previous: tuple[Mapping[str, Any], Mapping[str, Any]],
-    settled: Callable[[os.stat_result], bool],
+    settled: Callable[[list[int]], bool],
     digest: Digest,
     compare: Compare,
     token: str | None,
@@ -119,11 +119,10 @@ def observe_changed(
         if current.get(path) != fingerprints.get(path)
         and (found := compare(path, fingerprints, current, contents)) is not None
     ]
-    if pieces is None:
-        pieces = pieces_of(fingerprints, stored)
+    made = encoded(current, stats) if pieces is None else updated(pieces, current, stats, moved)
     return ObservationResult(
         observations=observations,
-        next_state=EncodedState(current, stats, updated(pieces, current, stats, moved)),
+        next_state=made,
         state_token=SCOPED_TOKEN_PREFIX + uuid.uuid4().hex,
     )
 
@@ -136,7 +135,7 @@ def _look(
     stats: dict[str, Any],
     contents: dict[str, bytes | None],
     touched: set[str],
-    settled: Callable[[os.stat_result], bool],
+    settled: Callable[[list[int]], bool],
     digest: Digest,
 ) -> None:
     """Bring one changed path's entry up to date, as a walk would."""
@@ -172,7 +171,7 @@ def _look(
         raise _Unsure from error
     known = fingerprints.get(path)
     fingerprints[path] = sha
-    if settled(info):
+    if settled(key):
         stats[path] = key
     else:
         stats.pop(path, None)
@@ -201,98 +200,6 @@ def _plain_text(path: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-class Pieces:
-    """A state's JSON text, folder by folder, so one changed file re-encodes its folder
-    only: encoding a 100,000-file state whole costs more than everything else a change
-    does. Never changed once made (:func:`updated` copies)."""
-
-    __slots__ = ("folders", "texts")
-
-    def __init__(self, folders: dict[str, set[str]], texts: dict[str, tuple[str, str]]) -> None:
-        # Each folder's tracked paths, and its entries of "fingerprints" and "stats" as
-        # JSON members (without braces; "" when it has none).
-        self.folders = folders
-        self.texts = texts
-
-    def json_text(self) -> str:
-        hashes = ",".join(text for text, _ in self.texts.values() if text)
-        stats = ",".join(text for _, text in self.texts.values() if text)
-        return '{"fingerprints":{' + hashes + '},"stats":{' + stats + "}}"
-
-
-class EncodedState(dict[str, Any]):
-    """A file-fingerprint state (``fingerprints``, ``stats``) that carries its JSON
-    text in :class:`Pieces`; the store writes that text instead of encoding it."""
-
-    def __init__(
-        self, fingerprints: Mapping[str, Any], stats: Mapping[str, Any], pieces: Pieces
-    ) -> None:
-        super().__init__(fingerprints=fingerprints, stats=stats)
-        self.pieces = pieces
-
-    def json_text(self) -> str:
-        return self.pieces.json_text()
-
-
-def _members(paths: set[str], values: Mapping[str, Any]) -> str:
-    chosen = {path: values[path] for path in sorted(paths) if path in values}
-    return json.dumps(chosen, ensure_ascii=False, separators=(",", ":"))[1:-1]
-
-
-def pieces_of(fingerprints: Mapping[str, Any], stats: Mapping[str, Any]) -> Pieces:
-    """The pieces of a whole state (as costly as encoding it once)."""
-    folders: dict[str, set[str]] = {}
-    for path in fingerprints:
-        folders.setdefault(path.rpartition("/")[0], set()).add(path)
-    texts = {
-        folder: (_members(paths, fingerprints), _members(paths, stats))
-        for folder, paths in folders.items()
-    }
-    return Pieces(folders, texts)
-
-
-def updated(
-    pieces: Pieces,
-    fingerprints: Mapping[str, Any],
-    stats: Mapping[str, Any],
-    touched: Iterable[str],
-) -> Pieces:
-    """``pieces`` for the state ``fingerprints``/``stats`` that differs from theirs
-    only at ``touched`` paths: each touched folder is encoded again, the rest shared."""
-    folders = dict(pieces.folders)
-    texts = dict(pieces.texts)
-    copied: set[str] = set()
-    for path in touched:
-        folder = path.rpartition("/")[0]
-        if folder not in copied:
-            copied.add(folder)
-            folders[folder] = set(folders.get(folder, ()))
-        if path in fingerprints:
-            folders[folder].add(path)
-        else:
-            folders[folder].discard(path)
-    for folder in copied:
-        paths = folders[folder]
-        if paths:
-            texts[folder] = (_members(paths, fingerprints), _members(paths, stats))
-        else:
-            del folders[folder]
-            texts.pop(folder, None)
-    return Pieces(folders, texts)
-
-
-def touched_between(
-    before: tuple[Mapping[str, Any], Mapping[str, Any]],
-    after: tuple[Mapping[str, Any], Mapping[str, Any]],
-) -> set[str]:
-    """The paths whose hash or stat key differs between two states."""
-    touched: set[str] = set()
-    for old, new in zip(before, after, strict=True):
-        touched.update(path for path, value in new.items() if old.get(path) != value)
-        touched.update(path for path in old if path not in new)
-    return touched
 
 
 def previous_fingerprints(state: Any) -> dict[str, Any] | None:
@@ -330,20 +237,25 @@ def remembered(
 def next_walk_state(
     memories: dict[str, Memory],
     stamp: tuple[str, str | None, tuple[Any, ...]],
-    memory: Memory | None,
+    base: tuple[Iterable[str], Pieces | None],
     state: tuple[dict[str, Any], dict[str, Any]],
     unchanged: bool,
 ) -> Any:
-    """A walk's next state (KEEP_STATE when unchanged), remembered with its token;
-    a daemon that encoded the last one in pieces re-encodes only what moved."""
+    """A walk's next state (KEEP_STATE when unchanged), remembered with its token.
+
+    ``base`` is the paths that may differ from the state compared against (every
+    other one is as it was) and that state's pieces as stored (None when not stored
+    in pieces): only the folders of those paths are encoded and written again.
+    """
     monitor_id, token, made_for = stamp
-    next_state: Any = KEEP_STATE if unchanged else {"fingerprints": state[0], "stats": state[1]}
-    pieces = None
-    if memory is not None and memory.pieces is not None:
-        pieces = memory.pieces
-        if not unchanged:
-            touched = touched_between((memory.fingerprints, memory.stats), state)
-            pieces = updated(memory.pieces, *state, touched)
-            next_state = EncodedState(*state, pieces)
+    touched, pieces = base
+    next_state: Any = KEEP_STATE
+    if not unchanged and not state[0]:
+        # No files: stored as one small value, which reads back as "no files" (a
+        # state of no parts would read as no baseline at all).
+        next_state, pieces = {"fingerprints": state[0], "stats": state[1]}, None
+    elif not unchanged:
+        next_state = encoded(*state) if pieces is None else updated(pieces, *state, touched)
+        pieces = next_state.pieces
     remember(memories, monitor_id, token, made_for, state, pieces)
     return next_state

@@ -1,0 +1,122 @@
+"""A file-fingerprint state's JSON text, folder by folder, stored one row per folder.
+
+Encoding a 100,000-file state whole, and writing it as one value, costs more than
+everything else a change does. Each folder's entries are encoded as a small JSON object
+(``{"fingerprints": {...}, "stats": {...}}``), stored as a part of the state
+(store/state_parts.py); a change hands the store the texts of the folders it touched
+only. :class:`Pieces` is what that needs to be kept between changes: which paths each
+folder holds (not the texts, which would double the state's memory).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+class Pieces:
+    """Each folder's paths in a state the store holds in parts (one per folder).
+    Never changed once made (:func:`updated` copies). ``folders`` is None until a
+    change needs it (a state just read from its parts)."""
+
+    __slots__ = ("folders",)
+
+    def __init__(self, folders: dict[str, set[str]] | None) -> None:
+        self.folders = folders
+
+
+class EncodedState(dict[str, Any]):
+    """A file-fingerprint state (``fingerprints``, ``stats``) the store writes in
+    parts: every folder's text (``whole``), or those of the folders that moved since
+    the stored state (None for a folder gone)."""
+
+    def __init__(
+        self,
+        fingerprints: Mapping[str, Any],
+        stats: Mapping[str, Any],
+        parts: dict[str, str | None],
+        *,
+        whole: bool,
+        pieces: Pieces,
+    ) -> None:
+        super().__init__(fingerprints=fingerprints, stats=stats)
+        self.parts = parts
+        self.whole = whole
+        # What the store holds once this state is written (the token vouches).
+        self.pieces = pieces
+
+    def state_parts(self) -> tuple[Mapping[str, str | None], bool]:
+        return self.parts, self.whole
+
+
+def _members(paths: Iterable[str], values: Mapping[str, Any]) -> str:
+    chosen = {path: values[path] for path in paths if path in values}
+    return json.dumps(chosen, ensure_ascii=False, separators=(",", ":"))
+
+
+def _text(paths: Iterable[str], fingerprints: Mapping[str, Any], stats: Mapping[str, Any]) -> str:
+    paths = sorted(paths)
+    return (
+        '{"fingerprints":'
+        + _members(paths, fingerprints)
+        + ',"stats":'
+        + _members(paths, stats)
+        + "}"
+    )
+
+
+def _index(fingerprints: Iterable[str]) -> dict[str, set[str]]:
+    folders: dict[str, set[str]] = {}
+    for path in fingerprints:
+        folders.setdefault(path.rpartition("/")[0], set()).add(path)
+    return folders
+
+
+def encoded(fingerprints: dict[str, Any], stats: dict[str, Any]) -> EncodedState:
+    """A whole state to store in parts (as costly as encoding it once)."""
+    folders = _index(fingerprints)
+    texts: dict[str, str | None] = {
+        folder: _text(paths, fingerprints, stats) for folder, paths in folders.items()
+    }
+    return EncodedState(fingerprints, stats, texts, whole=True, pieces=Pieces(folders))
+
+
+def stored_pieces(state: Any) -> Pieces | None:
+    """The pieces of a state read from its parts (``state.parts``), or None for a
+    state stored as one value (a change then writes it whole, in parts)."""
+    return Pieces(None) if isinstance(getattr(state, "parts", None), dict) else None
+
+
+def updated(
+    pieces: Pieces,
+    fingerprints: dict[str, Any],
+    stats: dict[str, Any],
+    touched: Iterable[str],
+) -> EncodedState:
+    """The state ``fingerprints``/``stats``, which differs from the stored one (whose
+    pieces are ``pieces``) only at ``touched`` paths: the texts of their folders only."""
+    touched = list(touched)
+    folders = _index(fingerprints) if pieces.folders is None else dict(pieces.folders)
+    moved: dict[str, str | None] = {}
+    for path in touched:
+        folder = path.rpartition("/")[0]
+        if folder in moved:
+            continue
+        moved[folder] = None
+        if pieces.folders is not None:
+            folders[folder] = set(folders.get(folder, ()))
+    if pieces.folders is not None:
+        for path in touched:
+            paths = folders[path.rpartition("/")[0]]
+            if path in fingerprints:
+                paths.add(path)
+            else:
+                paths.discard(path)
+    for folder in moved:
+        paths = folders.get(folder, set())
+        if paths:
+            moved[folder] = _text(paths, fingerprints, stats)
+        else:
+            folders.pop(folder, None)
+    return EncodedState(fingerprints, stats, moved, whole=False, pieces=Pieces(folders))

@@ -1,0 +1,81 @@
+"""A large source state stored in parts, one row each, so a change writes its parts only.
+
+A file-fingerprint state over 100,000 files is ~21 MB of JSON; stored as one
+``monitor_state.source_state`` value, each change rewrote all of it (a quarter to half
+a second of SQLite work per changed file: docs/architecture.md, "Speed"). A state
+value that offers ``state_parts()`` is instead stored as rows of
+``monitor_state_parts`` (one per part, e.g. per folder), with :data:`PARTED` in
+``source_state``; a change writes the parts it moved.
+
+The contract, for any source: every part is a JSON object whose values are objects,
+and the state is their merge (``{"a": {...}}`` and ``{"a": {...}}`` give one ``"a"``
+holding both). ``state_parts()`` returns ``(parts, whole)``: with ``whole``, every
+part's text by name (any other stored part goes); otherwise only the parts that differ
+from the state the store holds (the source knows it from the state token), None for a
+part to delete. A state stored in one
+row, as earlier versions did, is read as it is and rewritten in parts by its next
+change; a state written as one value again (by any writer) drops its parts (the
+trigger in ``schema._version_6``), as does the deletion of its row.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+# ``source_state`` of a row whose state is in ``monitor_state_parts``.
+PARTED = '{"$parts":1}'
+
+
+class PartedState(dict[str, Any]):
+    """A state read from its parts; ``parts`` is each part's text as stored, so a
+    source that changes a few can hand the rest back unchanged (by identity)."""
+
+    def __init__(self, merged: Mapping[str, Any], parts: dict[str, str]) -> None:
+        super().__init__(merged)
+        self.parts = parts
+
+
+def read(conn: sqlite3.Connection, state_id: str) -> PartedState:
+    """The merged state of a parted row."""
+    merged: dict[str, Any] = {}
+    parts: dict[str, str] = {}
+    for name, text in conn.execute(
+        "SELECT part, body FROM monitor_state_parts WHERE state_id = ?", (state_id,)
+    ):
+        parts[name] = text
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue
+        if not isinstance(value, dict):
+            continue
+        for key, members in value.items():
+            if isinstance(members, dict):
+                merged.setdefault(key, {}).update(members)
+    return PartedState(merged, parts)
+
+
+def write(conn: sqlite3.Connection, state_id: str, value: Any) -> None:
+    """Store ``value``'s parts for the row ``state_id``, whose ``source_state`` the
+    caller sets to :data:`PARTED` in the same transaction."""
+    parts, whole = value.state_parts()
+    if whole:
+        conn.execute("DELETE FROM monitor_state_parts WHERE state_id = ?", (state_id,))
+    else:
+        conn.executemany(
+            "DELETE FROM monitor_state_parts WHERE state_id = ? AND part = ?",
+            [(state_id, name) for name, text in parts.items() if text is None],
+        )
+    conn.executemany(
+        "INSERT INTO monitor_state_parts (state_id, part, body) VALUES (?, ?, ?)"
+        " ON CONFLICT (state_id, part) DO UPDATE SET body = excluded.body",
+        [(state_id, name, text) for name, text in parts.items() if text is not None],
+    )
+
+
+def is_parted(value: Any) -> bool:
+    """Whether ``value`` asks to be stored in parts."""
+    return callable(getattr(value, "state_parts", None))
