@@ -63,6 +63,9 @@ class FetchedResponse:
     content_type: str | None
     # Bytes of the body as received (0 when it was not read).
     size: int = 0
+    # The validators a later conditional request sends back (None: the server gave none).
+    etag: str | None = None
+    last_modified: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -217,8 +220,13 @@ async def _read(
     response: httpx2.Response, read_body: bool, max_bytes: int, shown: str, label: str
 ) -> FetchedResponse:
     content_type = response.headers.get("content-type")
-    if not read_body:
-        return FetchedResponse(response.status_code, "", content_type)
+    etag = response.headers.get("etag")
+    last_modified = response.headers.get("last-modified")
+    if not read_body or response.status_code == 304:
+        # A 304 has no body by definition: the caller keeps the one it has.
+        return FetchedResponse(
+            response.status_code, "", content_type, etag=etag, last_modified=last_modified
+        )
     declared = _content_length(response.headers.get("content-length"))
     if declared is not None and declared > max_bytes:
         raise FetchError(
@@ -241,6 +249,8 @@ async def _read(
         data.decode(_encoding(response.charset_encoding), errors="replace"),
         content_type,
         total,
+        etag,
+        last_modified,
     )
 
 
