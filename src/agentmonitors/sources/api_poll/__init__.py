@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
@@ -390,6 +389,9 @@ async def _observe_composite(
 
 async def _render_composite(request: _Request, composite: CompositeSettings) -> str:
     """Every part fetched (≤ 5 at once), rendered in ``id`` order; any failure fails all."""
+    # Lazy: asyncio is a third of `validate`, which loads this module and fetches nothing.
+    import asyncio
+
     gate = asyncio.Semaphore(MAX_COMPOSITE_CONCURRENCY)
     sections: dict[int, tuple[str, str]] = {}
     total = 0

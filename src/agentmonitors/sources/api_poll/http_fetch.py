@@ -20,15 +20,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import errno
-import logging
 import os
-import threading
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
@@ -41,15 +36,6 @@ if TYPE_CHECKING:
 MAX_RESPONSE_BYTES: Final = 10 * 1024 * 1024
 # Hops of a redirect chain followed within one origin (a browser's order of magnitude).
 MAX_REDIRECTS: Final = 10
-# The HTTP stack's own loggers: httpx2 logs every request's full URL at INFO.
-HTTP_LOGGERS: Final = (
-    "httpx2",
-    "httpcore2.connection",
-    "httpcore2.http11",
-    "httpcore2.http2",
-    "httpcore2.proxy",
-    "httpcore2.socks",
-)
 
 
 class FetchError(Exception):
@@ -72,46 +58,6 @@ class FetchedResponse:
         return 200 <= self.status < 300
 
 
-class _RedactingFilter(logging.Filter):
-    """Rewrites the HTTP stack's log records with credentials masked."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lock = threading.Lock()
-        # Secrets of the requests in flight, counted (two monitors may share a token).
-        self.active: Counter[str] = Counter()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        with self.lock:
-            secrets = list(self.active)
-        message = record.getMessage()
-        redacted = redact_text(message, secrets)
-        if redacted != message:
-            record.msg, record.args = redacted, None
-        return True
-
-    @contextmanager
-    def masking(self, secrets: list[str]) -> Iterator[None]:
-        with self.lock:
-            self.active.update(secrets)
-        try:
-            yield
-        finally:
-            with self.lock:
-                self.active.subtract(secrets)
-                self.active += Counter()  # drop the zero counts
-
-
-_LOG_FILTER = _RedactingFilter()
-
-
-def _install_log_filter() -> None:
-    for name in HTTP_LOGGERS:
-        logger = logging.getLogger(name)
-        if _LOG_FILTER not in logger.filters:
-            logger.addFilter(_LOG_FILTER)
-
-
 def open_client(timeout_ms: int) -> httpx2.AsyncClient:
     """A client for a batch of :func:`fetch` calls; use it as ``async with``.
 
@@ -119,10 +65,13 @@ def open_client(timeout_ms: int) -> httpx2.AsyncClient:
     client never follows one on its own. The HTTP stack's loggers get a filter that
     masks credentials in what they log.
     """
-    # Lazy: httpx2 costs 60 ms; validate and doctor load this module but never fetch.
+    # Lazy: httpx2 costs 60 ms (and logging, under the filter, 5 ms); validate and
+    # doctor load this module but never fetch.
     import httpx2
 
-    _install_log_filter()
+    from agentmonitors.sources.api_poll.http_log import install_log_filter
+
+    install_log_filter()
 
     return httpx2.AsyncClient(
         follow_redirects=False,
@@ -150,14 +99,19 @@ async def fetch(
     ``permit`` must allow ``url``'s origin and sending the values of ``secret_env``
     (``NotApproved`` otherwise, before anything is sent).
     """
-    # Lazy: as in ``open_client``; the client passed in has loaded it already.
+    # Lazy: as in ``open_client``; the client passed in has loaded it already (and
+    # asyncio with it: validate loads this module and never needs either).
+    import asyncio
+
     import httpx2
+
+    from agentmonitors.sources.api_poll.http_log import LOG_FILTER
 
     permit.check_request(url, secret_env)
     shown = display_url(url)
     known = [*secrets, *url_secrets(url)]
     try:
-        with _LOG_FILTER.masking(known):
+        with LOG_FILTER.masking(known):
             async with asyncio.timeout(timeout_ms / 1000):
                 return await _send(
                     client, url, method, dict(headers or {}), read_body, max_bytes, shown, label
