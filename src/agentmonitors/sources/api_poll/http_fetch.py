@@ -31,11 +31,18 @@ from agentmonitors.sources.permit import Permit, origin_of
 from agentmonitors.sources.redact import display_url, redact_text, url_secrets
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx2
 
 MAX_RESPONSE_BYTES: Final = 10 * 1024 * 1024
 # Hops of a redirect chain followed within one origin (a browser's order of magnitude).
 MAX_REDIRECTS: Final = 10
+
+
+# The TLS context every client shares, made by the first: loading the trust store costs
+# about 20 ms of CPU, which a client of its own paid on every poll of every monitor.
+_TLS: list[ssl.SSLContext] = []
 
 
 class FetchError(Exception):
@@ -72,11 +79,14 @@ def open_client(timeout_ms: int) -> httpx2.AsyncClient:
     from agentmonitors.sources.api_poll.http_log import install_log_filter
 
     install_log_filter()
+    if not _TLS:
+        _TLS.append(httpx2.create_ssl_context())
 
     return httpx2.AsyncClient(
         follow_redirects=False,
         # Our own deadline is the authority; the transport's is a backstop.
         timeout=httpx2.Timeout(timeout_ms / 1000 + 1),
+        verify=_TLS[0],
     )
 
 
