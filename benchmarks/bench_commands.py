@@ -414,7 +414,7 @@ def main() -> None:
             "events list --format toon (an agent's default)": Target(3.0, "x"),
             "events ack": Target(3.0, "x"),
             "session list": Target(3.0, "x"),
-            "validate (3 monitors)": Target(10.0, "x"),
+            "validate (3 monitors)": Target(3.0, "x"),
             "hook deliver, folder not enabled": Target(1.8, "x"),
             "hook deliver, warm, nothing pending": Target(2.0, "x"),
             "hook deliver, high batch to render": Target(2.5, "x"),

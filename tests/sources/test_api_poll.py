@@ -7,6 +7,7 @@ import base64
 import gzip
 import json
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -513,6 +514,26 @@ def test_composite_failure_cancels_parts_still_in_flight(server: Server) -> None
     started = time.monotonic()
     assert "HTTP 500" in poller.fails()
     assert time.monotonic() - started < 1.5
+
+
+def test_the_trust_store_is_loaded_once_not_on_every_poll(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each client once made its own TLS context, reading the CA bundle (~20 ms of CPU)
+    on every poll of every monitor, whatever its scheme."""
+    loads: list[object] = []
+    original = ssl.SSLContext.load_verify_locations
+
+    def counted(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        loads.append(args)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    server.replies["/t"] = Reply("one\n")
+    poller = Poller({"url": server.url("/t")})
+    for _ in range(3):
+        poller.poll()
+    assert len(loads) <= 1
 
 
 def test_invalid_config_is_reported() -> None:

@@ -3,8 +3,8 @@
 The hook commands (``hook deliver``, ``hook rewake``, ``session start``, ``session
 end``) run on every prompt and tool call, so they are dispatched here before click,
 pydantic or any other heavy module is imported. So are ``--version`` and the commands an agent runs
-between turns (``events list``, ``events ack``, ``session list``), and ``daemon once``,
-when their arguments are plain; everything else, and anything those cannot parse, goes
+between turns (``events list``, ``events ack``, ``session list``), ``daemon once`` and
+``validate``, when their arguments are plain; everything else, and anything those cannot parse, goes
 to the click application.
 """
 
@@ -64,6 +64,14 @@ def _dispatch(args: list[str]) -> int:
         once = run_once_quick(args[2:])
         if once is not None:
             return once
+    if args[:1] == ["validate"]:
+        # Editors and pre-commit hooks run it on every save: click would be a third of it.
+        # Lazy: validation's modules are this command's alone.
+        from agentmonitors.cli.validate_run import run_quick as run_validate_quick
+
+        validated = run_validate_quick(args[1:])
+        if validated is not None:
+            return validated
     # Lazy: click and every command's module load only when no fast path answered.
     from agentmonitors.cli.app import run
 

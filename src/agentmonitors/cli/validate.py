@@ -1,113 +1,11 @@
-"""``agentmonitors validate [PATH]...``"""
+"""``agentmonitors validate [PATH]...``: the click command over ``cli/validate_run.py``."""
 
 from __future__ import annotations
 
 import click
 
-from agentmonitors.catalog.compiled import CompiledDefinitions
-from agentmonitors.catalog.trust import is_approved, read_ledger, requirement_for
-from agentmonitors.catalog.validation import ValidationReport, validate_scan
-from agentmonitors.cli.output import (
-    clean_output,
-    display_path,
-    format_option,
-    print_document,
-    print_error,
-    report_error,
-    warn,
-)
-from agentmonitors.monitor.discovery import scan_targets
-from agentmonitors.sources.base import SourceRegistry
-from agentmonitors.sources.permit import approve_command
-from agentmonitors.sources.registry import load_registry
-from agentmonitors.workspace import resolve_workspace
-
-
-def report_as_json(report: ValidationReport) -> dict[str, object]:
-    return {
-        "valid": len(report.valid),
-        "invalid": len(report.errors),
-        "monitors": [
-            {
-                "id": monitor.id,
-                "name": monitor.display_name,
-                "source": monitor.source_name,
-                "filePath": monitor.file_path,
-            }
-            for monitor in report.valid
-        ],
-        "duplicateIds": [
-            {"id": dup.id, "filePaths": list(dup.file_paths)} for dup in report.scan.duplicate_ids
-        ],
-        "errors": [
-            # ``filePath`` holds the monitor id (a compatible name, kept); ``id`` says so.
-            {
-                "id": error.key,
-                "filePath": error.key,
-                "error": error.error,
-                "paths": list(error.paths),
-            }
-            for error in report.errors
-        ],
-        "warnings": [
-            {"id": warning.id, "warning": warning.warning, "filePath": warning.path}
-            for warning in report.warnings
-        ],
-    }
-
-
-def awaiting_approval(
-    report: ValidationReport, workspace: str, registry: SourceRegistry
-) -> list[dict[str, str]]:
-    """Valid monitors that will not run until the user approves them (not an error)."""
-    waiting: list[dict[str, str]] = []
-    ledger = None
-    for monitor in report.valid:
-        try:
-            requirement = requirement_for(monitor, workspace, registry)
-        except ValueError as error:  # a plugin source that cannot say
-            waiting.append({"id": monitor.id, "note": str(error), "filePath": monitor.file_path})
-            continue
-        if requirement is None:
-            continue
-        ledger = read_ledger(workspace) if ledger is None else ledger
-        if not is_approved(requirement, ledger):
-            waiting.append(
-                {
-                    "id": monitor.id,
-                    "note": f"awaiting approval — it {requirement.summary()}; the user "
-                    f"approves it with `{approve_command(monitor.id)}`",
-                    "filePath": monitor.file_path,
-                }
-            )
-    return waiting
-
-
-def report_as_text(report: ValidationReport, waiting: list[dict[str, str]] | None = None) -> str:
-    lines: list[str] = []
-    if report.valid:
-        lines.append(f"Valid monitors: {len(report.valid)}")
-        lines += [f"  {monitor.id}: {monitor.display_name}" for monitor in report.valid]
-    if report.errors:
-        if lines:
-            lines.append("")
-        lines.append(f"Invalid monitors: {len(report.errors)}")
-        for error in report.errors:
-            lines.append(f"  {error.key}: {error.error}")
-            lines.append(f"    in {', '.join(display_path(path) for path in error.paths)}")
-    if report.warnings:
-        if lines:
-            lines.append("")
-        lines.append(f"Warnings: {len(report.warnings)}")
-        for warning in report.warnings:
-            lines.append(f"  {warning.id}: {warning.warning}")
-    if waiting:
-        lines.append("")
-        lines.append(f"Notes: {len(waiting)}")
-        lines += [f"  {item['id']}: {item['note']}" for item in waiting]
-    if not lines:
-        lines.append("No monitors found.")
-    return "\n".join(lines)
+from agentmonitors.cli.output import format_option
+from agentmonitors.cli.validate_run import run
 
 
 @click.command(
@@ -118,32 +16,4 @@ def report_as_text(report: ValidationReport, waiting: list[dict[str, str]] | Non
 @click.argument("paths", nargs=-1, type=click.Path())
 @format_option(("text", "json", "toon"), "text")
 def command(paths: tuple[str, ...], output_format: str) -> int:
-    as_json = output_format == "json"
-    workspace = resolve_workspace()
-    registry = load_registry(warn)
-    # An unchanged monitor is read back compiled, without the YAML parser or pydantic.
-    compiled = CompiledDefinitions(registry)
-    targets = scan_targets(paths, workspace, compiled.parse)
-    report = validate_scan(targets.scan, registry, compiled.checks)
-    waiting = awaiting_approval(report, workspace, registry)
-    path_errors = [f'path "{path}" does not exist' for path in targets.missing]
-    if path_errors and not targets.scan.roots:
-        hint = "" if paths else " — create a monitor with `agentmonitors init <name>`"
-        return report_error("; ".join(path_errors) + ("" if as_json else hint), as_json)
-    if output_format != "text":
-        payload = report_as_json(report)
-        payload["awaitingApproval"] = waiting
-        if path_errors:
-            payload["error"] = "; ".join(path_errors)
-        print_document(payload, output_format)
-    else:
-        # Keys, names and paths quoted in the report are the monitor author's text.
-        click.echo(clean_output(report_as_text(report, waiting)))
-    # The report went to stdout; stderr says in one line why the exit is 1.
-    reasons = list(path_errors)
-    if report.errors:
-        names = ", ".join(error.key for error in report.errors)
-        reasons.append(f"{len(report.errors)} invalid monitor(s): {names}")
-    if reasons:
-        return print_error("; ".join(reasons))
-    return 0
+    return run(paths, output_format)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
@@ -165,25 +164,30 @@ async def _observe_url(
     collection = detection.collection if detection is not None else None
     shown = display_url(url)
     identity = redact_url(url)
+    previous = context.previous_state if isinstance(context.previous_state, Mapping) else None
+    headers = _conditional_headers(request.headers, previous)
     async with open_client(request.timeout_ms) as client:
         response = await fetch(
             client,
             url,
             method=request.method,
-            headers=request.headers,
+            headers=headers,
             timeout_ms=request.timeout_ms,
             read_body=explicit != "status-code",
             secrets=request.secrets,
             permit=request.permit,
             secret_env=request.secret_env,
         )
+    if response.status == 304 and previous is not None and headers is not request.headers:
+        # Not modified since the stored answer: an unchanged observation that cost the
+        # endpoint no body (and, on many APIs, nothing of the rate limit).
+        return ObservationResult(next_state=_with_validators(previous, response))
     strategy: Strategy = explicit or _inferred_strategy(response.content_type)
     if strategy != "status-code" and not response.ok:
         raise FetchError(
             f"api-poll received HTTP {response.status} from {shown} — check auth/url; "
             "not establishing a baseline on an error response"
         )
-    previous = context.previous_state if isinstance(context.previous_state, Mapping) else None
     body = response.body
     if collection is not None:
         try:
@@ -204,7 +208,9 @@ async def _observe_url(
         )
         return ObservationResult(
             observations=observations,
-            next_state={"body": body, "status": response.status, KEYED_SNAPSHOT_FIELD: items},
+            next_state=_with_validators(
+                {"body": body, "status": response.status, KEYED_SNAPSHOT_FIELD: items}, response
+            ),
         )
     warnings: list[str] = []
     if explicit == "json-diff" and not _parses(body):
@@ -228,8 +234,56 @@ async def _observe_url(
         else []
     )
     return ObservationResult(
-        observations=observations, next_state=next_state, warnings=warnings, baselines=baselines
+        observations=observations,
+        next_state=_with_validators(next_state, response),
+        warnings=warnings,
+        baselines=baselines,
     )
+
+
+# The state keys of the validators a conditional request sends back.
+_ETAG = "etag"
+_LAST_MODIFIED = "lastModified"
+_CONDITIONAL_HEADERS = {"if-none-match", "if-modified-since"}
+
+
+def _conditional_headers(
+    headers: dict[str, str], previous: Mapping[str, Any] | None
+) -> dict[str, str]:
+    """``headers`` plus ``If-None-Match``/``If-Modified-Since`` from the stored answer.
+
+    Returns ``headers`` itself (the same object) when nothing is added: there is no
+    stored answer, it had no validators, or the author set a conditional header.
+    """
+    if not _has_baseline(previous) or any(name.lower() in _CONDITIONAL_HEADERS for name in headers):
+        return headers
+    assert previous is not None
+    added = dict(headers)
+    etag, modified = previous.get(_ETAG), previous.get(_LAST_MODIFIED)
+    if isinstance(etag, str) and etag:
+        added["If-None-Match"] = etag
+    if isinstance(modified, str) and modified:
+        added["If-Modified-Since"] = modified
+    return added if len(added) > len(headers) else headers
+
+
+def _with_validators(state: Mapping[str, Any], response: FetchedResponse) -> dict[str, Any]:
+    """``state`` with the response's ``ETag``/``Last-Modified`` (a 2xx or 304 only).
+
+    A 304 may repeat or renew them; validators of an error answer are never kept, since
+    a later 304 must mean "the answer already stored".
+    """
+    kept = dict(state)
+    if not (response.ok or response.status == 304):
+        kept.pop(_ETAG, None)
+        kept.pop(_LAST_MODIFIED, None)
+        return kept
+    for key, value in ((_ETAG, response.etag), (_LAST_MODIFIED, response.last_modified)):
+        if value:
+            kept[key] = value
+        elif response.status != 304:
+            kept.pop(key, None)
+    return kept
 
 
 def _response_observation(
@@ -335,6 +389,9 @@ async def _observe_composite(
 
 async def _render_composite(request: _Request, composite: CompositeSettings) -> str:
     """Every part fetched (≤ 5 at once), rendered in ``id`` order; any failure fails all."""
+    # Lazy: asyncio is a third of `validate`, which loads this module and fetches nothing.
+    import asyncio
+
     gate = asyncio.Semaphore(MAX_COMPOSITE_CONCURRENCY)
     sections: dict[int, tuple[str, str]] = {}
     total = 0

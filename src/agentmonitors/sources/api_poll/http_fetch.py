@@ -20,15 +20,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import errno
-import logging
 import os
-import threading
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
@@ -36,20 +31,18 @@ from agentmonitors.sources.permit import Permit, origin_of
 from agentmonitors.sources.redact import display_url, redact_text, url_secrets
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx2
 
 MAX_RESPONSE_BYTES: Final = 10 * 1024 * 1024
 # Hops of a redirect chain followed within one origin (a browser's order of magnitude).
 MAX_REDIRECTS: Final = 10
-# The HTTP stack's own loggers: httpx2 logs every request's full URL at INFO.
-HTTP_LOGGERS: Final = (
-    "httpx2",
-    "httpcore2.connection",
-    "httpcore2.http11",
-    "httpcore2.http2",
-    "httpcore2.proxy",
-    "httpcore2.socks",
-)
+
+
+# The TLS context every client shares, made by the first: loading the trust store costs
+# about 20 ms of CPU, which a client of its own paid on every poll of every monitor.
+_TLS: list[ssl.SSLContext] = []
 
 
 class FetchError(Exception):
@@ -63,50 +56,13 @@ class FetchedResponse:
     content_type: str | None
     # Bytes of the body as received (0 when it was not read).
     size: int = 0
+    # The validators a later conditional request sends back (None: the server gave none).
+    etag: str | None = None
+    last_modified: str | None = None
 
     @property
     def ok(self) -> bool:
         return 200 <= self.status < 300
-
-
-class _RedactingFilter(logging.Filter):
-    """Rewrites the HTTP stack's log records with credentials masked."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lock = threading.Lock()
-        # Secrets of the requests in flight, counted (two monitors may share a token).
-        self.active: Counter[str] = Counter()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        with self.lock:
-            secrets = list(self.active)
-        message = record.getMessage()
-        redacted = redact_text(message, secrets)
-        if redacted != message:
-            record.msg, record.args = redacted, None
-        return True
-
-    @contextmanager
-    def masking(self, secrets: list[str]) -> Iterator[None]:
-        with self.lock:
-            self.active.update(secrets)
-        try:
-            yield
-        finally:
-            with self.lock:
-                self.active.subtract(secrets)
-                self.active += Counter()  # drop the zero counts
-
-
-_LOG_FILTER = _RedactingFilter()
-
-
-def _install_log_filter() -> None:
-    for name in HTTP_LOGGERS:
-        logger = logging.getLogger(name)
-        if _LOG_FILTER not in logger.filters:
-            logger.addFilter(_LOG_FILTER)
 
 
 def open_client(timeout_ms: int) -> httpx2.AsyncClient:
@@ -116,15 +72,21 @@ def open_client(timeout_ms: int) -> httpx2.AsyncClient:
     client never follows one on its own. The HTTP stack's loggers get a filter that
     masks credentials in what they log.
     """
-    # Lazy: httpx2 costs 60 ms; validate and doctor load this module but never fetch.
+    # Lazy: httpx2 costs 60 ms (and logging, under the filter, 5 ms); validate and
+    # doctor load this module but never fetch.
     import httpx2
 
-    _install_log_filter()
+    from agentmonitors.sources.api_poll.http_log import install_log_filter
+
+    install_log_filter()
+    if not _TLS:
+        _TLS.append(httpx2.create_ssl_context())
 
     return httpx2.AsyncClient(
         follow_redirects=False,
         # Our own deadline is the authority; the transport's is a backstop.
         timeout=httpx2.Timeout(timeout_ms / 1000 + 1),
+        verify=_TLS[0],
     )
 
 
@@ -147,14 +109,19 @@ async def fetch(
     ``permit`` must allow ``url``'s origin and sending the values of ``secret_env``
     (``NotApproved`` otherwise, before anything is sent).
     """
-    # Lazy: as in ``open_client``; the client passed in has loaded it already.
+    # Lazy: as in ``open_client``; the client passed in has loaded it already (and
+    # asyncio with it: validate loads this module and never needs either).
+    import asyncio
+
     import httpx2
+
+    from agentmonitors.sources.api_poll.http_log import LOG_FILTER
 
     permit.check_request(url, secret_env)
     shown = display_url(url)
     known = [*secrets, *url_secrets(url)]
     try:
-        with _LOG_FILTER.masking(known):
+        with LOG_FILTER.masking(known):
             async with asyncio.timeout(timeout_ms / 1000):
                 return await _send(
                     client, url, method, dict(headers or {}), read_body, max_bytes, shown, label
@@ -217,8 +184,13 @@ async def _read(
     response: httpx2.Response, read_body: bool, max_bytes: int, shown: str, label: str
 ) -> FetchedResponse:
     content_type = response.headers.get("content-type")
-    if not read_body:
-        return FetchedResponse(response.status_code, "", content_type)
+    etag = response.headers.get("etag")
+    last_modified = response.headers.get("last-modified")
+    if not read_body or response.status_code == 304:
+        # A 304 has no body by definition: the caller keeps the one it has.
+        return FetchedResponse(
+            response.status_code, "", content_type, etag=etag, last_modified=last_modified
+        )
     declared = _content_length(response.headers.get("content-length"))
     if declared is not None and declared > max_bytes:
         raise FetchError(
@@ -241,6 +213,8 @@ async def _read(
         data.decode(_encoding(response.charset_encoding), errors="replace"),
         content_type,
         total,
+        etag,
+        last_modified,
     )
 
 

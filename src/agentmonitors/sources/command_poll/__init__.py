@@ -26,12 +26,11 @@ from agentmonitors.sources.collections_diff import (
     collection_observations,
     display_object_key,
 )
-from agentmonitors.sources.command_poll.command_exec import (
+from agentmonitors.sources.command_poll.outcome import (
     FAILURE_DETAIL_CHARS,
     STDERR_TAIL_CHARS,
     CommandFailure,
     CommandResult,
-    run_command,
 )
 from agentmonitors.sources.command_poll.plain import (
     CommandChangeDetectionSettings,
@@ -158,6 +157,10 @@ async def _run_once(
     parsed: CommandPollSettings, context: ObservationContext
 ) -> CommandResult | CommandFailure:
     """The command's one run of this observation, under the monitor's permit."""
+    # Lazy: the runner's subprocess and selectors are a tenth of `validate`, which loads
+    # this source for its approval and never runs a command.
+    from agentmonitors.sources.command_poll.command_exec import run_command
+
     return await run_command(
         parsed.command,
         cwd=resolve_cwd(parsed.cwd, context.workspace_path),

@@ -18,15 +18,15 @@ exited normally) gets SIGTERM, then SIGKILL once the grace is over. This happens
 same thread, not on a timer, so a one-shot ``daemon once`` that exits right after its
 observation cannot leave a process behind.
 
-The blocking work runs in a worker thread (``asyncio.to_thread``): one thread per run
-multiplexes both pipes with a selector and polls the child. Cancelling the awaiting
-task kills the group and closes the pipes. POSIX only (selectors over pipes and
-process groups); Windows is not supported by this runner.
+What a run gives (:class:`CommandResult`, :class:`CommandFailure`) and the caps live
+in ``outcome.py``. The blocking work runs in a worker thread (``asyncio.to_thread``):
+one thread per run multiplexes both pipes with a selector and polls the child.
+Cancelling the awaiting task kills the group and closes the pipes. POSIX only
+(selectors over pipes and process groups); Windows is not supported by this runner.
 """
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import contextlib
 import errno
@@ -39,51 +39,20 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from agentmonitors.fastpath.lean_dataclass import dataclass
+from agentmonitors.sources.command_poll.outcome import (
+    STDERR_RETAINED_BYTES,
+    STDOUT_CAP_BYTES,
+    CommandFailure,
+    CommandOutcome,
+    CommandResult,
+)
 from agentmonitors.sources.permit import Permit
 
-STDOUT_CAP_BYTES = 1_048_576
-STDERR_RETAINED_BYTES = 8_000
-STDERR_TAIL_CHARS = 2_000
-# What a delivered failure shows of its reason and stderr: a diff's cap (MAX_EVENT_DIFF,
-# docs/architecture.md "Text and sizes"), so a failing command's block is sized like a
-# changed one's.
-FAILURE_DETAIL_CHARS = 800
 SIGKILL_GRACE_S = 5.0
 CLOSE_GRACE_S = 2.0
 _READ_CHUNK = 65_536
 # How often the child is polled for exit while its pipes are quiet.
 _POLL_S = 0.02
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """The command ran to completion with ``exit_code``; whether that code is a failure
-    is the monitor's to say (command-poll's ``ok-exit-codes``).
-
-    ``stderr_tail`` is raw, as :class:`CommandFailure`'s is: the caller redacts it.
-    """
-
-    stdout: str
-    exit_code: int
-    truncated: bool
-    stderr_tail: str = ""
-
-
-@dataclass(frozen=True)
-class CommandFailure:
-    """The command produced no usable result: spawn error, timeout or foreign signal.
-
-    ``stderr_tail`` is the decoded retained tail of stderr (at most
-    :data:`STDERR_RETAINED_BYTES` bytes), raw: the caller redacts it and only then cuts
-    it to :data:`STDERR_TAIL_CHARS`, so a secret straddling the cut is still found.
-    """
-
-    error: str
-    stderr_tail: str
-
-
-CommandOutcome = CommandResult | CommandFailure
 
 
 async def run_command(
@@ -99,6 +68,9 @@ async def run_command(
     The one place a monitor's command starts, so the approval is checked here, against
     exactly what is about to run (``NotApproved`` when ``permit`` does not cover it).
     """
+    # Lazy: asyncio costs a third of `validate`, which loads this module but runs nothing.
+    import asyncio
+
     permit.check_run(argv, cwd)
     abort = threading.Event()
     try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -106,7 +105,7 @@ def verify_trigger(config: Mapping[str, Any], workspace: str) -> FileTrigger:
         )
     found = _EXTENSION.search(pattern.source.rsplit("/", 1)[-1])
     extension = found.group(1) if found else ".txt"
-    path = os.path.join(folder, f"{SCRATCH_PREFIX}{secrets.token_hex(4)}{extension}")
+    path = os.path.join(folder, f"{SCRATCH_PREFIX}{os.urandom(4).hex()}{extension}")
     if not pattern.matches(path):
         raise TriggerProblem(
             "setup",

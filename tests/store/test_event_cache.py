@@ -1,0 +1,75 @@
+"""The per-process cache of decoded event rows stays small under a long run's churn.
+
+A daemon that stores an event a second decodes each one for delivery; the cache keeps
+the unread ones (read again at every hook) and lets the acknowledged ones go, so its
+memory levels off after a few thousand events instead of after an hour of them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tracemalloc
+
+from agentmonitors.store import records
+from agentmonitors.store.records import EventRow
+
+
+def event_rows(count: int) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(":memory:")
+    conn.row_factory = sqlite3.Row
+    conn.execute(
+        "CREATE TABLE e (id, workspace_path, monitor_id, source_name, urgency, title, body,"
+        " summary, payload, snapshot_metadata, snapshot_text, diff_text, object_key,"
+        " baseline_strategy, query_scope, tags, created_at)"
+    )
+    for index in range(count):
+        path = f"/work/project/area{index % 12:02d}/docs/page{index % 5}.md"
+        conn.execute(
+            "INSERT INTO e VALUES (?, '/work/project', 'files', 'file-fingerprint', 'normal',"
+            " ?, '', ?, ?, ?, ?, ?, ?, 'incremental', ?, '[]', ?)",
+            (
+                f"event-{index:06d}",
+                f"File changed: {path}",
+                f"File changed: {path}",
+                json.dumps({"filePath": path, "change": "modified", "size": index}),
+                json.dumps({"filePath": path, "bytes": 40}),
+                f"edit {index}\n" * 40,
+                f"-edit {index - 1}\n+edit {index}\n" * 20,
+                path,
+                json.dumps({"filePath": path}),
+                index,
+            ),
+        )
+    return list(conn.execute("SELECT * FROM e"))
+
+
+def test_an_hour_of_events_does_not_stay_in_memory() -> None:
+    rows = event_rows(4_000)  # an hour of the soak's events
+    records._EVENT_CACHE.clear()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for row in rows:
+            EventRow.from_row_cached(row)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        records._EVENT_CACHE.clear()
+    # These events hold about 1.6 KiB each decoded: an hour of them is over 6 MiB.
+    assert kept < 4 * 1024 * 1024, f"{kept / 2**20:.1f} MiB kept"
+
+
+def test_unread_events_read_at_every_hook_stay_cached() -> None:
+    rows = event_rows(3_000)
+    records._EVENT_CACHE.clear()
+    try:
+        unread = rows[:1_000]
+        for start in range(1_000, 3_000, 100):
+            for row in unread:  # a hook reads every unread row again
+                EventRow.from_row_cached(row)
+            for row in rows[start : start + 100]:  # new events, acknowledged at once
+                EventRow.from_row_cached(row)
+        assert all(EventRow.cached(row["id"]) is not None for row in unread)
+    finally:
+        records._EVENT_CACHE.clear()
