@@ -124,9 +124,9 @@ def events_since(daemon: ClockedDaemon) -> list[dict[str, str]]:
     """The events stored since the last call, as column dicts, oldest first."""
     columns = ("monitor_id", "title", "summary", "urgency", "payload", "body")
     rows = daemon.query(
-        f"SELECT {', '.join(columns)} FROM monitor_events"
-        " ORDER BY created_at, id LIMIT -1 OFFSET ?",
+        f"SELECT rowid, {', '.join(columns)} FROM monitor_events WHERE rowid > ? ORDER BY rowid",
         daemon.seen,
     )
-    daemon.seen += len(rows)
-    return [dict(zip(columns, row, strict=True)) for row in rows]
+    if rows:
+        daemon.seen = rows[-1][0]
+    return [dict(zip(columns, row[1:], strict=True)) for row in rows]

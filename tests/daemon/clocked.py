@@ -38,7 +38,7 @@ class ClockedDaemon:
         self.db = resolve_db_path(str(root))
         self.process: subprocess.Popen[str] | None = None
         self.now_ms = START_MS
-        self.seen = 0
+        self.seen = 0  # the rowid of the last event new_events() returned
         self.set_time(START_MS)
 
     def set_time(self, now_ms: int) -> None:
@@ -105,14 +105,19 @@ class ClockedDaemon:
             conn.close()
 
     def new_events(self) -> list[tuple[str, str, str | None]]:
-        """(monitor, title, object key) of the events stored since the last call."""
+        """(monitor, title, object key) of the events stored since the last call.
+
+        Followed by rowid, not by position: pruning (a clock set forward past the
+        retention age) removes older rows, and the newest row always stays.
+        """
         rows = self.query(
-            "SELECT monitor_id, title, object_key FROM monitor_events"
-            " ORDER BY id LIMIT -1 OFFSET ?",
+            "SELECT rowid, monitor_id, title, object_key FROM monitor_events"
+            " WHERE rowid > ? ORDER BY rowid",
             self.seen,
         )
-        self.seen += len(rows)
-        return [(row[0], row[1], row[2]) for row in rows]
+        if rows:
+            self.seen = rows[-1][0]
+        return [(row[1], row[2], row[3]) for row in rows]
 
     def results(self, monitor_id: str) -> list[str]:
         rows = self.query(

@@ -105,6 +105,7 @@ class Daemon:
             self.runtime.only = frozenset({options.only_monitor})
         self.delivery = DeliveryService(self.db, self.clock)
         self.delivery.request_refresh = self._schedule_refresh
+        self.delivery.project_folder = options.workspace
         # Followers wait on these (``delivery.wait``) instead of polling the store.
         self.waits = LiveWaits(self.delivery, self.clock)
         self._refresh_pending: set[str] = set()

@@ -69,6 +69,9 @@ class DeliveryService:
         # nobody reads on its path.
         self.request_refresh: Callable[[str], None] = self.refresh_hook_state
         self._hook_state_written: dict[str, dict[str, Any]] = {}
+        # The daemon's project folder: once it is gone, a hook-state write would
+        # recreate folders of a deleted project (and race the user's ``rm -r``).
+        self.project_folder: str | None = None
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -459,9 +462,8 @@ class DeliveryService:
                 unchanged = self._hook_state_written.get(
                     str(path)
                 ) == comparable and os.path.exists(str(path))
-                workspace = session["workspace_path"]
-                if workspace and not os.path.isdir(str(workspace)):
-                    return  # a deleted project: writing would recreate its folders
+                if self.project_folder is not None and not os.path.isdir(self.project_folder):
+                    return
                 if not (only_if_changed and unchanged):
                     write_private_json(str(path), state)
                     self._hook_state_written[str(path)] = comparable
