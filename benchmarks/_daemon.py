@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -45,10 +46,26 @@ class BenchDaemon:
             check=True,
         )
         if parse:
-            import json
-
             return json.loads(done.stdout)
         return done.stdout.decode()
+
+    def open_session(self, host_session_id: str) -> str:
+        """Start a session through the real ``session start`` hook; our session id."""
+        payload = {
+            "session_id": host_session_id,
+            "hook_event_name": "SessionStart",
+            "cwd": str(self.root),
+        }
+        subprocess.run(
+            [sys.executable, "-m", "agentmonitors", "session", "start"],
+            input=json.dumps(payload).encode(),
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            check=True,
+        )
+        sessions = self.cli("session", "list", "--format", "json", parse=True)
+        return str(next(s["id"] for s in sessions if s["hostSessionId"] == host_session_id))
 
     def _db_path(self) -> str:
         code = (

@@ -180,17 +180,7 @@ def main() -> None:
     try:
         populate(bench)
         bench.start()
-        payload = {"session_id": HOST, "hook_event_name": "SessionStart", "cwd": str(bench.root)}
-        subprocess.run(
-            [sys.executable, "-m", "agentmonitors", "session", "start"],
-            input=json.dumps(payload).encode(),
-            cwd=bench.root,
-            env=bench.env,
-            capture_output=True,
-            check=True,
-        )
-        sessions = bench.cli("session", "list", "--format", "json", parse=True)
-        session_id = next(s["id"] for s in sessions if s["hostSessionId"] == HOST)
+        session_id = bench.open_session(HOST)
         follow = subprocess.Popen(
             [sys.executable, "-m", "agentmonitors", "events", "follow", "--session", session_id],
             cwd=bench.root,

@@ -36,20 +36,6 @@ HOST = "5e0c3b7e-bench-plugin-follow"
 BURST = 100
 
 
-def open_session(bench: BenchDaemon) -> str:
-    payload = {"session_id": HOST, "hook_event_name": "SessionStart", "cwd": str(bench.root)}
-    subprocess.run(
-        [sys.executable, "-m", "agentmonitors", "session", "start"],
-        input=json.dumps(payload).encode(),
-        cwd=bench.root,
-        env=bench.env,
-        capture_output=True,
-        check=True,
-    )
-    sessions = bench.cli("session", "list", "--format", "json", parse=True)
-    return str(next(s["id"] for s in sessions if s["hostSessionId"] == HOST))
-
-
 class Follower:
     """The plugin's follower, its lines queued with the time each was read."""
 
@@ -97,7 +83,7 @@ def latency(rounds: int) -> None:
     follower: Follower | None = None
     try:
         bench.start()
-        session_id = open_session(bench)
+        session_id = bench.open_session(HOST)
         follower = Follower(bench)
         time.sleep(2.0)
         latencies: list[float] = []
@@ -129,7 +115,7 @@ def burst() -> None:
     follower: Follower | None = None
     try:
         bench.start()
-        session_id = open_session(bench)
+        session_id = bench.open_session(HOST)
         follower = Follower(bench)
         time.sleep(2.0)
         read: list[tuple[float, str]] = []

@@ -112,14 +112,16 @@ def default_notifier() -> Notifier:
     return notifier
 
 
-def _contains(root: str, path: str) -> bool:
+def contains(root: str, path: str) -> bool:
+    """Whether ``path`` is ``root`` or inside it."""
     return path == root or path.startswith(root if root.endswith("/") else root + "/")
 
 
-def _outermost(paths: Iterable[str]) -> list[str]:
+def outermost(paths: Iterable[str]) -> list[str]:
+    """``paths`` without those inside another one, sorted."""
     kept: list[str] = []
     for path in sorted(set(paths)):
-        if not any(_contains(outer, path) for outer in kept):
+        if not any(contains(outer, path) for outer in kept):
             kept.append(path)
     return kept
 
@@ -250,7 +252,7 @@ class InotifyTree:
             "watchLimit": self._limit,
             "limited": self._limited and bool(self._unwatched),
             "unwatchedFolders": len(self._unwatched),
-            "unwatchedExamples": _outermost(self._unwatched)[:3],
+            "unwatchedExamples": outermost(self._unwatched)[:3],
             "overflows": self._overflows,
             "lastOverflowAt": self._last_overflow_at,
         }
@@ -319,13 +321,13 @@ class InotifyTree:
     def _forget_tree(self, top: str) -> None:
         """Drop the watches of ``top`` and below (moved away or deleted)."""
         notifier = self._notifier
-        for folder in [path for path in self._wds if _contains(top, path)]:
+        for folder in [path for path in self._wds if contains(top, path)]:
             wd = self._wds.pop(folder)
             self._paths.pop(wd, None)
             if notifier is not None:
                 with contextlib.suppress(OSError):  # already gone with its folder
                     notifier.rm_watch(wd)
-        self._unwatched = {path for path in self._unwatched if not _contains(top, path)}
+        self._unwatched = {path for path in self._unwatched if not contains(top, path)}
 
     def _after_refusals(self) -> None:
         """Log the start of rescanning once, and keep the rescan timer set while needed."""
@@ -338,7 +340,7 @@ class InotifyTree:
                 " instead until they can be watched",
                 self._refusal,
                 len(self._unwatched),
-                _outermost(self._unwatched)[0],
+                outermost(self._unwatched)[0],
                 self._rescan_s,
             )
         if self._rescan_handle is None and self._loop is not None:
@@ -350,7 +352,7 @@ class InotifyTree:
         self._rescan_handle = None
         if self._closed:
             return
-        folders = _outermost(self._unwatched)
+        folders = outermost(self._unwatched)
         self._unwatched.clear()
         if self._notifier is None:
             try:

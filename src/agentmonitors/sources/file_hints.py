@@ -28,7 +28,9 @@ from agentmonitors.sources.file_events_inotify import (
     RESCAN_S,
     InotifyTree,
     NotifierFactory,
+    contains,
     default_notifier,
+    outermost,
     watch_limit_from_env,
 )
 from agentmonitors.sources.file_globs import GlobPattern, compile_patterns, resolve_base
@@ -85,20 +87,6 @@ def _existing_folder(path: str) -> str:
             break
         path = parent
     return path
-
-
-def _contains(root: str, path: str) -> bool:
-    """Whether ``path`` is ``root`` or inside it."""
-    return path == root or path.startswith(root if root.endswith("/") else root + "/")
-
-
-def outermost(roots: Iterable[str]) -> list[str]:
-    """``roots`` without those inside another one, sorted."""
-    kept: list[str] = []
-    for root in sorted(set(roots)):
-        if not any(_contains(outer, root) for outer in kept):
-            kept.append(root)
-    return kept
 
 
 def watch_roots(config: Mapping[str, Any], workspace_path: str | None) -> list[str]:
@@ -374,7 +362,7 @@ class FileHintWatcher:
             for monitor_id, roots in self._targets.items():
                 if monitor_id in hinted and hinted[monitor_id] is None:
                     continue  # past the cap: it walks everything anyway
-                if not any(_contains(root, path) or _contains(path, root) for root in roots):
+                if not any(contains(root, path) or contains(path, root) for root in roots):
                     continue
                 matters = self._filters.get(monitor_id)
                 try:
