@@ -39,14 +39,22 @@ class TokenMonitor:
         self.state: Any = None
         self.token: str | None = None
         self.reads = 0
+        self.resident = False  # as the daemon's runtime says
 
     def _stored(self) -> Any:
         self.reads += 1
         return self.state
 
-    def observe(self) -> ObservationResult:
+    def observe(self, changed: frozenset[str] | None = None) -> ObservationResult:
         context = ObservationContext.deferred(
-            self._stored, 1_700_000_000_000, str(self.workspace), "files", frozenset(), self.token
+            self._stored,
+            1_700_000_000_000,
+            str(self.workspace),
+            "files",
+            frozenset(),
+            self.token,
+            changed_paths=changed,
+            resident=self.resident,
         )
         result = asyncio.run(self.source.observe({"globs": "**/*.txt"}, context))
         if result.has_next_state:
@@ -99,6 +107,24 @@ def test_any_change_reads_the_state_and_reports_it(baselined: TokenMonitor, chan
     baselined.reads = 0
     quiet = baselined.observe()
     assert (quiet.observations, quiet.has_next_state, baselined.reads) == ([], False, 0)
+
+
+def test_a_daemon_reads_the_stored_state_at_its_first_look_not_at_its_first_event(
+    baselined: TokenMonitor,
+) -> None:
+    # A daemon starting over a stored state: its first look, unchanged, reads it once...
+    baselined.source = FileFingerprintSource(later)
+    baselined.resident = True
+    first = baselined.observe()
+    assert (first.observations, first.has_next_state, baselined.reads) == ([], False, 1)
+    baselined.reads = 0
+    assert (baselined.observe().observations, baselined.reads) == ([], 0)
+    # ...so the first file event it answers costs no read of the store.
+    edited = baselined.workspace / "a.txt"
+    edited.write_text("alpha, edited")
+    result = baselined.observe(changed=frozenset({str(edited)}))
+    assert [item.object_key for item in result.observations] == [str(edited)]
+    assert baselined.reads == 0
 
 
 def test_a_rewrite_that_restores_the_mtime_is_still_seen(baselined: TokenMonitor) -> None:

@@ -103,6 +103,8 @@ class Daemon:
         )
         if options.only_monitor is not None:
             self.runtime.only = frozenset({options.only_monitor})
+        # The daemon observes each monitor again and again: sources may keep state.
+        self.runtime.resident = True
         self.delivery = DeliveryService(self.db, self.clock)
         self.delivery.request_refresh = self._schedule_refresh
         self.delivery.project_folder = options.workspace

@@ -71,6 +71,8 @@ class Runtime:
         self.monitors_dir = monitors_dir
         self.clock: Clock = clock or SystemClock()
         self.definitions = DefinitionCache(registry)
+        # A long-lived process (the daemon) sets this: sources may keep state in memory.
+        self.resident = False
         self.ephemeral = EphemeralDefinitions(registry)
         self._failures: dict[str, _Failures] = {}
         # Monitors whose backoff was read back from the history already: once a process
@@ -348,7 +350,7 @@ class Runtime:
         permit = self.definitions.permit_of(monitor, self.workspace)
         if state is None:
             return monitor.source_config, ObservationContext(
-                None, now, self.workspace, monitor.id, permit=permit
+                None, now, self.workspace, monitor.id, permit=permit, resident=self.resident
             )
 
         def stored_state() -> Any:
@@ -363,6 +365,7 @@ class Runtime:
             permit=permit,
             previous_state_token=state.state_token,
             changed_paths=self._scoped.get(monitor.id),
+            resident=self.resident,
         )
         return monitor.source_config, context
 

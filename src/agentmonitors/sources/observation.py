@@ -128,6 +128,7 @@ class ObservationContext:
         "now_ms",
         "permit",
         "previous_state_token",
+        "resident",
         "workspace_path",
     )
 
@@ -139,6 +140,7 @@ class ObservationContext:
     permit: Permit
     previous_state_token: str | None
     changed_paths: frozenset[str] | None
+    resident: bool
 
     def __init__(
         self,
@@ -151,6 +153,7 @@ class ObservationContext:
         *,
         permit: Permit | None = None,
         changed_paths: frozenset[str] | None = None,
+        resident: bool = False,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "_state", previous_state)
@@ -175,6 +178,10 @@ class ObservationContext:
         # the absolute paths that changed. A source may look at just those, or ignore
         # them and observe everything; its periodic observation stays the truth.
         set_(self, "changed_paths", changed_paths)
+        # Set by the daemon, which observes the monitor again and again: what a source
+        # reads of its stored state is worth keeping in memory from the first call, so
+        # the first file event after a start does not pay for decoding it.
+        set_(self, "resident", resident)
 
     @classmethod
     def deferred(
@@ -188,6 +195,7 @@ class ObservationContext:
         *,
         permit: Permit | None = None,
         changed_paths: frozenset[str] | None = None,
+        resident: bool = False,
     ) -> ObservationContext:
         """A context whose ``previous_state`` is read by ``load_state`` when first used."""
         context = cls(
@@ -199,6 +207,7 @@ class ObservationContext:
             previous_state_token,
             permit=permit,
             changed_paths=changed_paths,
+            resident=resident,
         )
         object.__setattr__(context, "_load_state", load_state)
         return context

@@ -160,7 +160,10 @@ class FileFingerprintSource(ModelSource):
         token = tree_token(files)
         if token == context.previous_state_token:
             # The same files with the same stat keys as when the stored state was made,
-            # every one settled then: the state stands, and is not even read.
+            # every one settled then: the state stands, and is not even read, except
+            # once by the daemon, so its first file event finds the state in memory.
+            if memory is None and context.resident:
+                self._keep_stored(context, token, made_for)
             return _unchanged(files, warnings, token)
         previous: Mapping[str, Any] | None
         pieces: Pieces | None = None
@@ -263,6 +266,16 @@ class FileFingerprintSource(ModelSource):
             token = context.previous_state_token
             remember(self._memory, context.monitor_id, token, made_for, (previous, stored), pieces)
         return result
+
+    def _keep_stored(
+        self, context: ObservationContext, token: str, made_for: tuple[Any, ...]
+    ) -> None:
+        previous = previous_fingerprints(context.previous_state)
+        if previous is None:
+            return
+        stored = previous_stats(context.previous_state)
+        pieces = stored_pieces(context.previous_state)
+        remember(self._memory, context.monitor_id, token, made_for, (previous, stored), pieces)
 
     def forget(self, monitor_id: str) -> None:
         """A removed monitor's remembered state (most of a big tree's memory) goes."""
