@@ -245,7 +245,9 @@ class CompiledDefinitions:
         if name not in BUNDLED_SOURCES:
             return False
         source = self.registry.get(name)
-        return source is not None and type(source).__module__ == BUNDLED_SOURCES[name][0]
+        package, module = BUNDLED_SOURCES[name][0], type(source).__module__
+        # A bundled source's class may live in a module of its package (``api_poll.source``).
+        return source is not None and (module == package or module.startswith(package + "."))
 
     def _write(self, entry_path: str, key: dict[str, Any], outcome: ParseOutcome) -> None:
         stored = _outcome_json(outcome)

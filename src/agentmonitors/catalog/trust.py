@@ -34,7 +34,6 @@ from agentmonitors.workspace import user_monitors_dir, workspace_data_dir, write
 
 if TYPE_CHECKING:
     from agentmonitors.sources.base import SourceRegistry
-    from agentmonitors.sources.traits import SourceTraits
 
 BLOCKED_REASON = "blocked: awaiting-approval"
 LEDGER_NAME = "approvals.json"
@@ -111,10 +110,10 @@ def _user_scoped(file_path: str, scope: str | None) -> bool:
         return False
 
 
-def _approval(traits: SourceTraits, monitor: Any, workspace: str) -> Approval | None:
+def _approval(registry: SourceRegistry, monitor: Any, workspace: str) -> Approval | None:
     name = monitor.source_name
     try:
-        approval = traits.approval(monitor.source_config, workspace)
+        approval = registry.approval(name, monitor.source_config, workspace)
     except Exception as error:
         reason = str(error).strip() or type(error).__name__
         raise ValueError(
@@ -136,7 +135,7 @@ def requirement_for(monitor: Any, workspace: str, registry: SourceRegistry) -> R
     """
     if _user_scoped(monitor.file_path, monitor.scope):
         return None
-    approval = _approval(registry.traits(monitor.source_name), monitor, workspace)
+    approval = _approval(registry, monitor, workspace)
     if approval is None:
         return None
     reach = approval.reach

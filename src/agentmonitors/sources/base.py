@@ -353,8 +353,11 @@ class SourceRegistry:
         self,
         loaders: Mapping[str, Callable[[], Source]] | None = None,
         complete: Callable[[SourceRegistry], None] | None = None,
+        approvals: Mapping[str, str | None] | None = None,
     ) -> None:
         self._loaders: dict[str, Callable[[], Source]] = dict(loaders or {})
+        # name -> "module:function" reading a loader's approval without loading it.
+        self._approvals: dict[str, str | None] = dict(approvals or {})
         self._order: builtins.list[str] = list(self._loaders)
         self._sources: dict[str, Source] = {}
         self._traits: dict[str, SourceTraits] = {}
@@ -404,6 +407,23 @@ class SourceRegistry:
         if name not in self._traits:
             self.get(name)
         return self._traits.get(name) or missing_traits(name)
+
+    def approval(self, name: str, config: Mapping[str, Any], workspace: str) -> Approval | None:
+        """The named source's ``approval`` of ``config``, read from its light module
+        when the source is not loaded and that module is sure of ``config``."""
+        if name not in self._sources and name in self._approvals:
+            where = self._approvals[name]
+            if where is None:
+                return None
+            module_name, _, function = where.partition(":")
+            try:
+                answer: Approval | None = getattr(importlib.import_module(module_name), function)(
+                    config, workspace
+                )
+                return answer
+            except Unexpected:
+                pass  # the source's model decides
+        return self.traits(name).approval(config, workspace)
 
     def has(self, name: str) -> bool:
         return name in self._loaders or self.get(name) is not None

@@ -35,6 +35,16 @@ BUNDLED_SOURCES = {
 }
 BUNDLED_SOURCE_NAMES = tuple(BUNDLED_SOURCES)
 
+# Where each bundled source's approval is read without importing the source (``validate``
+# asks it of every project monitor): ``module:function``, or None for a source that needs
+# none. Each source's ``approval`` is the same function (tests/sources/test_light_approval.py).
+BUNDLED_APPROVALS: dict[str, str | None] = {
+    "file-fingerprint": "agentmonitors.sources.reach:glob_approval",
+    "api-poll": "agentmonitors.sources.api_poll.traits:config_approval",
+    "command-poll": "agentmonitors.sources.command_poll.approval:approval",
+    "schedule": None,
+}
+
 
 def _bundled(name: str) -> Callable[[], Source]:
     module_name, class_name = BUNDLED_SOURCES[name]
@@ -51,7 +61,9 @@ def bundled_registry(
 ) -> SourceRegistry:
     """A registry holding the bundled sources (each imported on first use), then
     whatever ``complete`` registers when a name beyond them or the full list is wanted."""
-    return SourceRegistry({name: _bundled(name) for name in BUNDLED_SOURCES}, complete)
+    return SourceRegistry(
+        {name: _bundled(name) for name in BUNDLED_SOURCES}, complete, BUNDLED_APPROVALS
+    )
 
 
 def load_registry(

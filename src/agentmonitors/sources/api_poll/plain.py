@@ -13,11 +13,12 @@ from urllib.parse import urlsplit
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources import plain_config as plain
-from agentmonitors.sources.api_poll.http_fetch import MAX_RESPONSE_BYTES
 
 MAX_COMPOSITE_PARTS = 50
 MAX_PART_ID_LENGTH = 256
 MAX_COMPOSITE_CONCURRENCY: Final = 5
+# A response body is read up to this many bytes (http_fetch.py enforces it).
+MAX_RESPONSE_BYTES: Final = 10 * 1024 * 1024
 MAX_COMPOSITE_BYTES: Final = MAX_RESPONSE_BYTES
 Strategy = Literal["json-diff", "text-diff", "status-code"]
 STRATEGIES: tuple[Strategy, ...] = ("json-diff", "text-diff", "status-code")
