@@ -144,13 +144,13 @@ def _finder(mode: str) -> Pattern[str]:
         # Lazy: the hook path renders all-ASCII text and never loads re.
         import re
 
-        codes = sorted({*_INVISIBLE, *_SURROGATES, *((0x0A,) if mode == "line" else ())})
         runs: list[list[int]] = []
-        for code in codes:
+        for code in sorted({*_INVISIBLE, *((0x0A,) if mode == "line" else ())}):
             if runs and runs[-1][1] == code - 1:
                 runs[-1][1] = code
             else:
                 runs.append([code, code])
+        runs.append([_SURROGATES[0], _SURROGATES[-1]])
         finder = re.compile(
             "["
             + "".join(
