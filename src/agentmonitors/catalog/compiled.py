@@ -24,12 +24,10 @@ import contextlib
 import functools
 import json
 import os
-from typing import Any
 
 from agentmonitors import __version__
 from agentmonitors.fastpath.digests import sha256
 from agentmonitors.monitor import parse as monitor_parse
-from agentmonitors.monitor.discovery import Scope
 from agentmonitors.monitor.parse import (
     ParseFailure,
     ParseOutcome,
@@ -39,6 +37,12 @@ from agentmonitors.monitor.parse import (
 from agentmonitors.monitor.policy import LineTable, MonitorDefinition, MonitorPolicy
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.registry import BUNDLED_SOURCES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentmonitors.monitor.discovery import Scope
 
 NO_CACHE_VARIABLE = "AGENTMONITORS_NO_CACHE"
 ENTRY_FORMAT = 1

@@ -19,8 +19,6 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
 
 from agentmonitors.agent_env import agent_variable
 from agentmonitors.fastpath.digests import sha256
@@ -32,7 +30,10 @@ from agentmonitors.sources.registry import load_registry
 from agentmonitors.sources.traits import Approval
 from agentmonitors.workspace import user_monitors_dir, workspace_data_dir, write_private_file
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from agentmonitors.sources.base import SourceRegistry
 
 BLOCKED_REASON = "blocked: awaiting-approval"
@@ -241,6 +242,9 @@ def record_approvals(
     if not requirements:
         return
     ledger = read_ledger(workspace)
+    # Lazy: only recording an approval stamps it; validate reads the ledger alone.
+    from datetime import UTC, datetime
+
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     for requirement in requirements:
         previous = ledger.get(requirement.monitor_id) or {}

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from agentmonitors.fastpath.lazy_logging import get_logger
-from agentmonitors.sources.base import Source, SourceRegistry
+from agentmonitors.sources.base import SourceRegistry
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
+
+    from agentmonitors.sources.protocol import Source
 
 log = get_logger("agentmonitors.sources")
 
