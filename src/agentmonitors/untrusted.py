@@ -167,6 +167,11 @@ def _escape_full(text: str, mode: str) -> str:
     """The rule over non-ASCII text: a regular expression finds the few characters to
     escape (a translate table of every code point is many times slower on long text);
     ``re`` is loaded only here, off the all-ASCII path."""
+    # Each character the rule escapes is one ``str.isprintable`` refuses
+    # (tests/test_untrusted.py), so printable text (our own em dash) needs no pattern.
+    kept = text.replace("\t", "") if mode == "line" else text.replace("\t", "").replace("\n", "")
+    if kept.isprintable():
+        return text
     raw_bytes = mode != "document"
 
     def escape(match: Match[str]) -> str:
