@@ -30,7 +30,7 @@ MONITORS = {
 # What a plain validate never needs: each is loaded by click or by observing only.
 UNUSED = ("click", "asyncio", "logging", "httpx2", "pydantic", "yaml", "subprocess")
 # Annotations alone name these on its path: each costs a start-up a millisecond or more.
-HEAVY_STDLIB = ("typing", "datetime")
+HEAVY_STDLIB = ("typing", "datetime", "threading", "contextlib", "importlib")
 # A source's observing code: each monitor's approval is read from its source's light modules.
 OBSERVING = (
     "agentmonitors.sources.api_poll.source",

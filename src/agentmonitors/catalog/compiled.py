@@ -20,7 +20,6 @@ turns the cache off. See docs/architecture.md, "Compiled definitions".
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
@@ -52,6 +51,14 @@ MAX_ENTRIES = 1_000
 Checked = tuple[list[str], list[str]]
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _unlink_quietly(path: str) -> None:
+    # Not contextlib.suppress: contextlib costs a short command (validate) an import.
+    try:  # noqa: SIM105
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def cache_enabled() -> bool:
@@ -258,8 +265,7 @@ class CompiledDefinitions:
         if stored is None or _holds_credential(outcome):
             # Not kept, and an older entry of the file goes: the cache never becomes a
             # second copy of a password the monitor file holds.
-            with contextlib.suppress(OSError):
-                os.unlink(entry_path)
+            _unlink_quietly(entry_path)
             return
         checks: dict[str, list[str]] | None = None
         if self._bundled(outcome):
@@ -284,8 +290,7 @@ class CompiledDefinitions:
                     handle.write(text)
                 os.replace(temporary, entry_path)
             except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
+                _unlink_quietly(temporary)
                 raise
             if is_new:
                 self._prune()
@@ -308,12 +313,10 @@ class CompiledDefinitions:
                     continue
                 kept.append((entry.stat().st_mtime, entry.path))
             except (OSError, ValueError, KeyError, TypeError):
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
+                _unlink_quietly(entry.path)
         kept.sort()
         for _, path in kept[: max(0, len(kept) - MAX_ENTRIES)]:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+            _unlink_quietly(path)
 
     def forget(self, path: str) -> None:
         """Drop what is held in memory for a file that vanished."""

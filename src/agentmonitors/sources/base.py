@@ -17,8 +17,6 @@ written before the move do.
 from __future__ import annotations
 
 import builtins
-import importlib
-import threading
 from collections.abc import Callable, Mapping
 from functools import cached_property
 
@@ -35,6 +33,8 @@ from agentmonitors.sources.traits import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from threading import RLock
+    from types import ModuleType
     from typing import Any, ClassVar, TypeVar
 
     from agentmonitors.sources.base_config import (
@@ -67,11 +67,20 @@ _MOVED = ("SourceConfig", "ClosedBlock", "OpenBlock", "draft07_schema")
 _PROTOCOLS = ("Source", "Observes", "Describes")
 
 
+def load_module(name: str) -> ModuleType:
+    """The module ``name``, imported if need be (``importlib.import_module``'s answer).
+
+    The builtin, not importlib: importlib brings ``warnings``, a cost a short command
+    such as ``validate`` would pay only to load a module it may never ask for.
+    """
+    return __import__(name, fromlist=["__name__"])
+
+
 def __getattr__(name: str) -> Any:
     if name in _MOVED:
-        return getattr(importlib.import_module("agentmonitors.sources.base_config"), name)
+        return getattr(load_module("agentmonitors.sources.base_config"), name)
     if name in _PROTOCOLS:
-        return getattr(importlib.import_module("agentmonitors.sources.protocol"), name)
+        return getattr(load_module("agentmonitors.sources.protocol"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -85,7 +94,7 @@ class _ModelByReference:
         if not isinstance(ref, str) or ":" not in ref:
             raise AttributeError(f"{owner.__name__} sets neither config_model nor config_model_ref")
         module, _, attribute = ref.partition(":")
-        return getattr(importlib.import_module(module), attribute)
+        return getattr(load_module(module), attribute)
 
 
 class ModelSource(SourceTraits):
@@ -264,7 +273,20 @@ class SourceRegistry:
         self._traits: dict[str, SourceTraits] = {}
         self._complete = complete
         # The daemon's request threads may ask for a source while its tick loads one.
-        self._lock = threading.RLock()
+        self._locks: dict[str, RLock] = {}
+
+    @property
+    def _lock(self) -> RLock:
+        """The registry's lock, made on first use: ``dict.setdefault`` is atomic, so
+        threads racing to make it all take the one kept."""
+        lock = self._locks.get("lock")
+        if lock is None:
+            # Lazy: threading costs a short command (validate) an import, and only
+            # loading or registering a source takes the lock.
+            import threading
+
+            lock = self._locks.setdefault("lock", threading.RLock())
+        return lock
 
     def register(self, source: Source) -> None:
         with self._lock:
@@ -318,7 +340,7 @@ class SourceRegistry:
                 return None
             module_name, _, function = where.partition(":")
             try:
-                answer: Approval | None = getattr(importlib.import_module(module_name), function)(
+                answer: Approval | None = getattr(load_module(module_name), function)(
                     config, workspace
                 )
                 return answer

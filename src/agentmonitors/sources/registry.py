@@ -12,11 +12,10 @@ name that is not bundled, or the full list, is first asked for.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable
 
 from agentmonitors.fastpath.lazy_logging import get_logger
-from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.sources.base import SourceRegistry, load_module
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,7 +51,7 @@ def _bundled(name: str) -> Callable[[], Source]:
     module_name, class_name = BUNDLED_SOURCES[name]
 
     def load() -> Source:
-        source: Source = getattr(importlib.import_module(module_name), class_name)()
+        source: Source = getattr(load_module(module_name), class_name)()
         return source
 
     return load

@@ -7,12 +7,13 @@ its light modules (``plain``, ``traits``, ``approval``) load without the observi
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentmonitors.sources.command_poll.source import *  # noqa: F403
 
 
 def __getattr__(name: str) -> object:
-    return getattr(importlib.import_module("agentmonitors.sources.command_poll.source"), name)
+    # The builtin, not importlib, which brings ``warnings`` to a short command.
+    return getattr(
+        __import__("agentmonitors.sources.command_poll.source", fromlist=["__name__"]), name
+    )
