@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentmonitors import untrusted
 from agentmonitors.delivery.render import render_channel, render_hook
 from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT
 from agentmonitors.formats import clean_output, dump_json
@@ -124,3 +125,13 @@ def test_read_bounded_refuses_what_is_not_a_regular_file(tmp_path: Path, kind: s
         path.mkdir()
     with pytest.raises(OSError, match=r"not a regular file|Is a directory"):
         read_bounded(str(path), 1024)
+
+
+def test_every_escaped_character_is_one_isprintable_refuses() -> None:
+    # Printable non-ASCII text is returned as is, without the pattern: that shortcut holds
+    # only while the rule escapes nothing str.isprintable accepts.
+    escaped = {*untrusted._INVISIBLE, *untrusted._SURROGATES}
+    assert not [hex(code) for code in escaped if chr(code).isprintable()]
+    assert untrusted.escape_invisible("a — b\n\tc") == "a — b\n\tc"
+    assert untrusted.escape_invisible("a — b\n", keep_newlines=False) == "a — b\\u000a"
+    assert untrusted.escape_in_document("a —\u200b\udc85") == "a —\\u200b\\udc85"

@@ -35,7 +35,7 @@ import stat
 # Imports only for annotations: the hook path loads this module.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from re import Pattern
+    from re import Match, Pattern
 
 __all__ = [
     "ENABLE_FILE_CAP",
@@ -128,41 +128,59 @@ _INVISIBLE = (
 )
 _ASCII_TABLE = {code: f"\\u{code:04x}" for code in _INVISIBLE if code < 0x80}
 _LINE_ASCII_TABLE = {**_ASCII_TABLE, 0x0A: "\\u000a"}
-# Built on first use: ASCII text (most of it) never needs them.
-_FULL_TABLES: dict[str, dict[int, str]] = {}
-
-
-def _full_table(mode: str) -> dict[int, str]:
-    table = _FULL_TABLES.get(mode)
-    if table is None:
-        table = {code: f"\\u{code:04x}" for code in _INVISIBLE}
-        table.update({code: f"\\u{code:04x}" for code in range(0xD800, 0xE000)})
-        if mode != "document":
-            # A byte of a name that is not UTF-8, as os.fsdecode carries it.
-            table.update({code: f"\\x{code - 0xDC00:02x}" for code in range(0xDC80, 0xDD00)})
-        if mode == "line":
-            table[0x0A] = "\\u000a"
-        _FULL_TABLES[mode] = table
-    return table
-
+# Lone surrogates: os.fsdecode carries each byte of a name that is not UTF-8 as one of
+# 0xDC80-0xDCFF, written ``\\xNN`` outside documents; every other one ``\\uXXXX``.
+_SURROGATES = range(0xD800, 0xE000)
+_UNDECODABLE_BYTES = range(0xDC80, 0xDD00)
 
 _FINDERS: dict[str, Pattern[str]] = {}
+
+
+def _finder(mode: str) -> Pattern[str]:
+    """The characters ``mode`` escapes, as a class of ranges: compiling a class of every
+    code point (two thousand surrogates) would cost a short command milliseconds."""
+    finder = _FINDERS.get(mode)
+    if finder is None:
+        # Lazy: the hook path renders all-ASCII text and never loads re.
+        import re
+
+        runs: list[list[int]] = []
+        for code in sorted({*_INVISIBLE, *((0x0A,) if mode == "line" else ())}):
+            if runs and runs[-1][1] == code - 1:
+                runs[-1][1] = code
+            else:
+                runs.append([code, code])
+        runs.append([_SURROGATES[0], _SURROGATES[-1]])
+        finder = re.compile(
+            "["
+            + "".join(
+                re.escape(chr(low)) + ("" if low == high else "-" + re.escape(chr(high)))
+                for low, high in runs
+            )
+            + "]"
+        )
+        _FINDERS[mode] = finder
+    return finder
 
 
 def _escape_full(text: str, mode: str) -> str:
     """The rule over non-ASCII text: a regular expression finds the few characters to
     escape (a translate table of every code point is many times slower on long text);
     ``re`` is loaded only here, off the all-ASCII path."""
-    finder = _FINDERS.get(mode)
-    if finder is None:
-        # Lazy: the hook path renders all-ASCII text and never loads re.
-        import re
+    # Each character the rule escapes is one ``str.isprintable`` refuses
+    # (tests/test_untrusted.py), so printable text (our own em dash) needs no pattern.
+    kept = text.replace("\t", "") if mode == "line" else text.replace("\t", "").replace("\n", "")
+    if kept.isprintable():
+        return text
+    raw_bytes = mode != "document"
 
-        codes = sorted(_full_table(mode))
-        finder = re.compile("[" + "".join(re.escape(chr(code)) for code in codes) + "]")
-        _FINDERS[mode] = finder
-    table = _full_table(mode)
-    return str(finder.sub(lambda match: table[ord(match.group())], text))
+    def escape(match: Match[str]) -> str:
+        code = ord(match.group())
+        if raw_bytes and code in _UNDECODABLE_BYTES:
+            return f"\\x{code - 0xDC00:02x}"
+        return f"\\u{code:04x}"
+
+    return str(_finder(mode).sub(escape, text))
 
 
 def escape_invisible(text: str, *, keep_newlines: bool = True) -> str:

@@ -29,6 +29,18 @@ MONITORS = {
 }
 # What a plain validate never needs: each is loaded by click or by observing only.
 UNUSED = ("click", "asyncio", "logging", "httpx2", "pydantic", "yaml", "subprocess")
+# Annotations alone name these on its path: each costs a start-up a millisecond or more.
+HEAVY_STDLIB = ("typing", "datetime", "threading", "contextlib", "importlib")
+# A source's observing code: each monitor's approval is read from its source's light modules.
+OBSERVING = (
+    "agentmonitors.sources.api_poll.source",
+    "agentmonitors.sources.api_poll.http_fetch",
+    "agentmonitors.sources.command_poll.source",
+    "agentmonitors.sources.command_poll.outcome",
+    "agentmonitors.sources.file_fingerprint",
+    "agentmonitors.sources.schedule",
+    "agentmonitors.sources.collections_diff",
+)
 
 
 @pytest.fixture
@@ -60,6 +72,8 @@ def test_a_plain_validate_loads_nothing_it_does_not_use(workspace: Path) -> None
     assert {item["id"] for item in report["awaitingApproval"]} == {"status", "remote"}
     loaded = {name.split(".")[0] for name in checked.modules} | checked.modules
     assert loaded.isdisjoint(UNUSED), sorted(loaded & set(UNUSED))
+    assert checked.modules.isdisjoint(OBSERVING), sorted(checked.modules & set(OBSERVING))
+    assert checked.modules.isdisjoint(HEAVY_STDLIB), sorted(checked.modules & set(HEAVY_STDLIB))
 
 
 def test_the_quick_path_and_click_print_the_same(

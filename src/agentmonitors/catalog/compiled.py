@@ -20,16 +20,13 @@ turns the cache off. See docs/architecture.md, "Compiled definitions".
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
-from typing import Any
 
 from agentmonitors import __version__
 from agentmonitors.fastpath.digests import sha256
 from agentmonitors.monitor import parse as monitor_parse
-from agentmonitors.monitor.discovery import Scope
 from agentmonitors.monitor.parse import (
     ParseFailure,
     ParseOutcome,
@@ -40,6 +37,12 @@ from agentmonitors.monitor.policy import LineTable, MonitorDefinition, MonitorPo
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.registry import BUNDLED_SOURCES
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentmonitors.monitor.discovery import Scope
+
 NO_CACHE_VARIABLE = "AGENTMONITORS_NO_CACHE"
 ENTRY_FORMAT = 1
 # Past this many entries, a new one first prunes those of vanished files, then the oldest.
@@ -48,6 +51,14 @@ MAX_ENTRIES = 1_000
 Checked = tuple[list[str], list[str]]
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _unlink_quietly(path: str) -> None:
+    # Not contextlib.suppress: contextlib costs a short command (validate) an import.
+    try:  # noqa: SIM105
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def cache_enabled() -> bool:
@@ -245,15 +256,16 @@ class CompiledDefinitions:
         if name not in BUNDLED_SOURCES:
             return False
         source = self.registry.get(name)
-        return source is not None and type(source).__module__ == BUNDLED_SOURCES[name][0]
+        package, module = BUNDLED_SOURCES[name][0], type(source).__module__
+        # A bundled source's class may live in a module of its package (``api_poll.source``).
+        return source is not None and (module == package or module.startswith(package + "."))
 
     def _write(self, entry_path: str, key: dict[str, Any], outcome: ParseOutcome) -> None:
         stored = _outcome_json(outcome)
         if stored is None or _holds_credential(outcome):
             # Not kept, and an older entry of the file goes: the cache never becomes a
             # second copy of a password the monitor file holds.
-            with contextlib.suppress(OSError):
-                os.unlink(entry_path)
+            _unlink_quietly(entry_path)
             return
         checks: dict[str, list[str]] | None = None
         if self._bundled(outcome):
@@ -278,8 +290,7 @@ class CompiledDefinitions:
                     handle.write(text)
                 os.replace(temporary, entry_path)
             except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
+                _unlink_quietly(temporary)
                 raise
             if is_new:
                 self._prune()
@@ -302,12 +313,10 @@ class CompiledDefinitions:
                     continue
                 kept.append((entry.stat().st_mtime, entry.path))
             except (OSError, ValueError, KeyError, TypeError):
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
+                _unlink_quietly(entry.path)
         kept.sort()
         for _, path in kept[: max(0, len(kept) - MAX_ENTRIES)]:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+            _unlink_quietly(path)
 
     def forget(self, path: str) -> None:
         """Drop what is held in memory for a file that vanished."""

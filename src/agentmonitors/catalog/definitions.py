@@ -21,11 +21,15 @@ from agentmonitors.catalog.trust import (
     requirement_for,
 )
 from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.monitor.discovery import Scope, discover
+from agentmonitors.monitor.discovery import discover
 from agentmonitors.monitor.parse import ParseFailure, ParseOutcome
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.permit import Permit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agentmonitors.monitor.discovery import Scope
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,6 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
 
 from agentmonitors.agent_env import agent_variable
 from agentmonitors.fastpath.digests import sha256
@@ -32,9 +30,11 @@ from agentmonitors.sources.registry import load_registry
 from agentmonitors.sources.traits import Approval
 from agentmonitors.workspace import user_monitors_dir, workspace_data_dir, write_private_file
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from agentmonitors.sources.base import SourceRegistry
-    from agentmonitors.sources.traits import SourceTraits
 
 BLOCKED_REASON = "blocked: awaiting-approval"
 LEDGER_NAME = "approvals.json"
@@ -111,10 +111,10 @@ def _user_scoped(file_path: str, scope: str | None) -> bool:
         return False
 
 
-def _approval(traits: SourceTraits, monitor: Any, workspace: str) -> Approval | None:
+def _approval(registry: SourceRegistry, monitor: Any, workspace: str) -> Approval | None:
     name = monitor.source_name
     try:
-        approval = traits.approval(monitor.source_config, workspace)
+        approval = registry.approval(name, monitor.source_config, workspace)
     except Exception as error:
         reason = str(error).strip() or type(error).__name__
         raise ValueError(
@@ -136,7 +136,7 @@ def requirement_for(monitor: Any, workspace: str, registry: SourceRegistry) -> R
     """
     if _user_scoped(monitor.file_path, monitor.scope):
         return None
-    approval = _approval(registry.traits(monitor.source_name), monitor, workspace)
+    approval = _approval(registry, monitor, workspace)
     if approval is None:
         return None
     reach = approval.reach
@@ -242,6 +242,9 @@ def record_approvals(
     if not requirements:
         return
     ledger = read_ledger(workspace)
+    # Lazy: only recording an approval stamps it; validate reads the ledger alone.
+    from datetime import UTC, datetime
+
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     for requirement in requirements:
         previous = ledger.get(requirement.monitor_id) or {}

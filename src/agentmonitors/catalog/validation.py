@@ -6,7 +6,6 @@ One bad monitor never stops the others from being checked.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.discovery import ScanResult
@@ -16,11 +15,16 @@ from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.monitor.suggest import close_name, did_you_mean
 from agentmonitors.sources.base import (
     ModelSource,
-    Source,
     SourceRegistry,
     known_keys_for,
     validate_scope,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentmonitors.sources.protocol import Source
 
 # Every source's config sits under the authored ``watch:`` block, so that is the path
 # its problems are reported at (``watch.globs``), whatever the model calls it.

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
 from types import ModuleType
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import tzinfo
 
 CRON_FIELD_COUNT_MESSAGE = 'Must be a five-field cron expression (e.g., "0 9 * * 1-5")'
 TIMEZONE_MESSAGE = 'Must be a valid IANA time zone name (e.g., "America/New_York", "UTC")'
@@ -50,6 +53,9 @@ def cron_problem(expression: str) -> str | None:
     if not _FIVE_FIELDS.match(expression):
         return CRON_FIELD_COUNT_MESSAGE
     cronsim = _cronsim()
+    # Lazy: cronsim loads datetime with it; a command that checks no cron never does.
+    from datetime import UTC, datetime
+
     try:
         cronsim.CronSim(" ".join(expression.split()), datetime(2000, 1, 1, tzinfo=UTC))
     except cronsim.CronSimError as error:
@@ -71,6 +77,9 @@ def next_cron_fire_ms(expression: str, timezone: str, after_ms: int) -> int | No
     """
     if not timezone_is_valid(timezone):
         raise ValueError(f'"{timezone}" is not a valid IANA time zone name')
+    # Lazy: cronsim loads datetime with it; a command that checks no cron never does.
+    from datetime import datetime
+
     # From the instant, so the start carries the right UTC offset (fold) in a
     # repeated hour.
     start = datetime.fromtimestamp(after_ms // 1000, tz=_zone(timezone))

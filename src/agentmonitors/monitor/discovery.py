@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Literal
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.parse import (
@@ -16,9 +15,13 @@ from agentmonitors.monitor.parse import (
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.workspace import PROJECT_MONITORS_RELPATH, user_monitors_dir
 
-Scope = Literal["project", "user"]
-# How one file is parsed; the daemon passes a cache that skips unchanged files.
-Parser = Callable[[str, Scope | None], ParseOutcome]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Scope = Literal["project", "user"]
+    # How one file is parsed; the daemon passes a cache that skips unchanged files.
+    Parser = Callable[[str, Scope | None], ParseOutcome]
 # A Markdown file that explains a monitors folder is not a monitor.
 ROOT_README_NAMES = frozenset({"readme.md"})
 

@@ -11,10 +11,12 @@ cache cannot answer (docs/architecture.md "Speed").
 
 from __future__ import annotations
 
-from typing import Any
-
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.fastpath.scalar_frontmatter import BOM, closing_delimiter, is_delimiter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class FrontmatterError(ValueError):

@@ -8,13 +8,14 @@ source configs) and JSON Schema (third-party source configs) failures both end u
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from jsonschema.exceptions import ValidationError as SchemaError
     from pydantic import ValidationError
 
@@ -64,6 +65,10 @@ def describe_value(value: Any) -> str:
         if not value:
             return 'empty string ""'
         return f'string "{shown}"' if value.strip() else f'blank string "{shown}"'
+    # Lazy: a date is a YAML reading (whose parser loaded datetime already); validating a
+    # compiled monitor never describes a value and needs no datetime.
+    import datetime
+
     if isinstance(value, datetime.datetime):
         return f"timestamp {value.isoformat()} (quote it to make it a string)"
     if isinstance(value, datetime.date):

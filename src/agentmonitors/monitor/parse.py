@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.frontmatter import MAX_NESTING
 from agentmonitors.monitor.issues import LineLookup
 from agentmonitors.monitor.policy import MonitorDefinition
 from agentmonitors.untrusted import MONITOR_FILE_CAP, read_bounded
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
 
 FOLDER_MONITOR_FILE = "MONITOR.md"
 ID_ERROR = "Could not derive a monitor id from the file path"

@@ -13,24 +13,37 @@ and the stored notify state show, and what the cache stores.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, NamedTuple
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.durations import duration_ms, is_duration, is_window
 
-UrgencyLevel = Literal["low", "normal", "high"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal, NamedTuple
+
+    UrgencyLevel = Literal["low", "normal", "high"]
+    BaselineStrategy = Literal["net", "incremental"]
+
+    class _Band(NamedTuple):
+        lo: UrgencyLevel
+        hi: UrgencyLevel
+
+else:
+    # typing.NamedTuple makes this same class; typing stays off a short command's path.
+    _Band = namedtuple("UrgencyBand", ("lo", "hi"))
+
+_ALIASES = {"UrgencyLevel": ("low", "normal", "high"), "BaselineStrategy": ("net", "incremental")}
 URGENCY_LEVELS: tuple[UrgencyLevel, ...] = ("low", "normal", "high")
 URGENCY_RANK = {level: rank for rank, level in enumerate(URGENCY_LEVELS)}
-BaselineStrategy = Literal["net", "incremental"]
 Path = tuple[str | int, ...]
 
 
-class UrgencyBand(NamedTuple):
+class UrgencyBand(_Band):
     """The range an observation's urgency may take; a bare level is ``x..x``."""
 
-    lo: UrgencyLevel
-    hi: UrgencyLevel
+    __slots__ = ()
 
     def clamp(self, salience: str | None) -> UrgencyLevel:
         """Effective urgency: the source's salience (default: the low bound), clamped."""
@@ -395,3 +408,16 @@ class MonitorDefinition:
     def notify_as_authored(self) -> dict[str, Any] | None:
         notify = self.frontmatter.notify
         return None if notify is None else notify.as_authored()
+
+
+def __getattr__(name: str) -> object:
+    """The typing aliases, for a module that reads one at run time (a pydantic model)."""
+    if name in _ALIASES:
+        # Lazy: typing costs a short command (``validate``) more than a millisecond,
+        # and only annotations name these aliases on its path.
+        from typing import Literal
+
+        alias: object = Literal[_ALIASES[name]]
+        globals()[name] = alias
+        return alias
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

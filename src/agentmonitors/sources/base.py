@@ -17,11 +17,8 @@ written before the move do.
 from __future__ import annotations
 
 import builtins
-import importlib
-import threading
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from agentmonitors.monitor.cron import timezone_is_valid
 from agentmonitors.monitor.durations import human_floor
@@ -34,16 +31,22 @@ from agentmonitors.sources.traits import (
     traits_of,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from threading import RLock
+    from types import ModuleType
+    from typing import Any, ClassVar, TypeVar
+
     from agentmonitors.sources.base_config import (
         ClosedBlock,
         OpenBlock,
         SourceConfig,
         draft07_schema,
     )
-    from agentmonitors.sources.file_change import FileTrigger
-    from agentmonitors.sources.observation import ObservationContext, ObservationResult
-    from agentmonitors.sources.traits import Approval, Cadence, FileHints, Scaffold, ScaffoldSeed
+    from agentmonitors.sources.protocol import Source
+    from agentmonitors.sources.traits import Approval
+
+    Plain = TypeVar("Plain")
 
 __all__ = [
     "ClosedBlock",
@@ -59,119 +62,26 @@ __all__ = [
 
 # Names that moved to ``base_config`` and are still read from here, loaded on access.
 _MOVED = ("SourceConfig", "ClosedBlock", "OpenBlock", "draft07_schema")
+# The protocols live in ``protocol.py`` (they need ``typing``, which a short command such
+# as ``validate`` never loads) and are read from here too, loaded on access.
+_PROTOCOLS = ("Source", "Observes", "Describes")
 
-Plain = TypeVar("Plain")
+
+def load_module(name: str) -> ModuleType:
+    """The module ``name``, imported if need be (``importlib.import_module``'s answer).
+
+    The builtin, not importlib: importlib brings ``warnings``, a cost a short command
+    such as ``validate`` would pay only to load a module it may never ask for.
+    """
+    return __import__(name, fromlist=["__name__"])
 
 
 def __getattr__(name: str) -> Any:
     if name in _MOVED:
-        return getattr(importlib.import_module("agentmonitors.sources.base_config"), name)
+        return getattr(load_module("agentmonitors.sources.base_config"), name)
+    if name in _PROTOCOLS:
+        return getattr(load_module("agentmonitors.sources.protocol"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@runtime_checkable
-class Source(Protocol):
-    """Everything the runtime, the catalog and diagnosis may ask of an observation source.
-
-    A source must define ``name``, ``scope_schema`` and ``observe`` itself
-    (registration refuses a plugin without them: ``Observes``, ``Describes``) and
-    should say what it is in ``description``; every other member has its
-    default in ``sources/traits.py``'s ``SourceTraits``, the one base. Inherit from it
-    (or from ``ModelSource``, for a pydantic config) to take the defaults; a source that
-    inherits nothing of ours is completed with them when it is registered, so the rest
-    of the tool always finds every member here and never probes for one.
-    """
-
-    # ------------------------------------------------------------ what it is
-    @property
-    def name(self) -> str:
-        """The ``watch.type`` that selects this source (kebab-case)."""
-        ...
-
-    @property
-    def description(self) -> str: ...
-
-    @property
-    def scope_schema(self) -> Mapping[str, Any]:
-        """Draft-07 JSON Schema for the watch block minus ``type``."""
-        ...
-
-    # ------------------------------------------------------------ observing (runtime)
-    @property
-    def stateful(self) -> bool:
-        """Whether the first observation only records a baseline."""
-        ...
-
-    @property
-    def observes_in_place(self) -> bool:
-        """Whether ``observe_blocking`` works (``daemon once`` then needs no event loop)."""
-        ...
-
-    async def observe(
-        self, config: Mapping[str, Any], context: ObservationContext
-    ) -> ObservationResult: ...
-
-    def observe_blocking(
-        self, config: Mapping[str, Any], context: ObservationContext
-    ) -> ObservationResult: ...
-
-    def forget(self, monitor_id: str) -> None:
-        """Drop what is cached for a monitor that no longer runs."""
-        ...
-
-    # ------------------------------------------------------------ scheduling
-    @property
-    def default_interval_ms(self) -> int: ...
-
-    @property
-    def min_interval_ms(self) -> int: ...
-
-    def cadence(self, config: Mapping[str, Any]) -> Cadence: ...
-
-    def file_hints(self, config: Mapping[str, Any], workspace: str) -> FileHints | None: ...
-
-    # ------------------------------------------------------------ authoring (catalog)
-    @property
-    def scaffold_seeds(self) -> Mapping[str, str]: ...
-
-    def scaffold(self, seed: ScaffoldSeed) -> Scaffold | None: ...
-
-    def config_warnings(self, config: Mapping[str, Any]) -> list[str]: ...
-
-    def approval(self, config: Mapping[str, Any], workspace: str) -> Approval | None: ...
-
-    def outside_paths(self, config: Mapping[str, Any], workspace: str) -> frozenset[str]: ...
-
-    # ------------------------------------------------------------ diagnosis
-    @property
-    def baseline_notes(self) -> tuple[str, ...]: ...
-
-    def baseline_summary(self, state: Any) -> str | None: ...
-
-    def target_problem(self, config: Mapping[str, Any], workspace: str) -> str | None: ...
-
-    def verify_trigger(self, config: Mapping[str, Any], workspace: str) -> FileTrigger | None: ...
-
-    def verify_interval_ms(self, config: Mapping[str, Any]) -> int: ...
-
-
-@runtime_checkable
-class Observes(Protocol):
-    """The member of ``Source`` with no usable default: a source observes itself."""
-
-    name: str
-
-    async def observe(
-        self, config: Mapping[str, Any], context: ObservationContext
-    ) -> ObservationResult: ...
-
-
-@runtime_checkable
-class Describes(Protocol):
-    """The other member a source must define itself: the schema of its watch block."""
-
-    @property
-    def scope_schema(self) -> Mapping[str, Any]: ...
 
 
 class _ModelByReference:
@@ -184,7 +94,7 @@ class _ModelByReference:
         if not isinstance(ref, str) or ":" not in ref:
             raise AttributeError(f"{owner.__name__} sets neither config_model nor config_model_ref")
         module, _, attribute = ref.partition(":")
-        return getattr(importlib.import_module(module), attribute)
+        return getattr(load_module(module), attribute)
 
 
 class ModelSource(SourceTraits):
@@ -353,14 +263,30 @@ class SourceRegistry:
         self,
         loaders: Mapping[str, Callable[[], Source]] | None = None,
         complete: Callable[[SourceRegistry], None] | None = None,
+        approvals: Mapping[str, str | None] | None = None,
     ) -> None:
         self._loaders: dict[str, Callable[[], Source]] = dict(loaders or {})
+        # name -> "module:function" reading a loader's approval without loading it.
+        self._approvals: dict[str, str | None] = dict(approvals or {})
         self._order: builtins.list[str] = list(self._loaders)
         self._sources: dict[str, Source] = {}
         self._traits: dict[str, SourceTraits] = {}
         self._complete = complete
         # The daemon's request threads may ask for a source while its tick loads one.
-        self._lock = threading.RLock()
+        self._locks: dict[str, RLock] = {}
+
+    @property
+    def _lock(self) -> RLock:
+        """The registry's lock, made on first use: ``dict.setdefault`` is atomic, so
+        threads racing to make it all take the one kept."""
+        lock = self._locks.get("lock")
+        if lock is None:
+            # Lazy: threading costs a short command (validate) an import, and only
+            # loading or registering a source takes the lock.
+            import threading
+
+            lock = self._locks.setdefault("lock", threading.RLock())
+        return lock
 
     def register(self, source: Source) -> None:
         with self._lock:
@@ -404,6 +330,23 @@ class SourceRegistry:
         if name not in self._traits:
             self.get(name)
         return self._traits.get(name) or missing_traits(name)
+
+    def approval(self, name: str, config: Mapping[str, Any], workspace: str) -> Approval | None:
+        """The named source's ``approval`` of ``config``, read from its light module
+        when the source is not loaded and that module is sure of ``config``."""
+        if name not in self._sources and name in self._approvals:
+            where = self._approvals[name]
+            if where is None:
+                return None
+            module_name, _, function = where.partition(":")
+            try:
+                answer: Approval | None = getattr(load_module(module_name), function)(
+                    config, workspace
+                )
+                return answer
+            except Unexpected:
+                pass  # the source's model decides
+        return self.traits(name).approval(config, workspace)
 
     def has(self, name: str) -> bool:
         return name in self._loaders or self.get(name) is not None

@@ -21,7 +21,6 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
 
 from agentmonitors.fastpath.globs import (
     GLOBSTAR,
@@ -34,8 +33,12 @@ from agentmonitors.fastpath.globs import (
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.untrusted import escape_undecodable
 
-# What a walk keeps of each file's stat.
-_Kept = TypeVar("_Kept")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    # What a walk keeps of each file's stat.
+    _Kept = TypeVar("_Kept")
 
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
 

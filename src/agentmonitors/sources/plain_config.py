@@ -15,14 +15,17 @@ valid one the reader did not expect is read from the model's values
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.monitor.cron import cron_problem, timezone_is_valid
 from agentmonitors.monitor.durations import is_duration, timeout_problem
 from agentmonitors.sources.change_detection import collection_path_problem, ignore_path_problem
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 
 class Unexpected(Exception):

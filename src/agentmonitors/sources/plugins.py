@@ -25,7 +25,8 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.sources.base import Describes, Observes, SourceRegistry
+from agentmonitors.sources.base import SourceRegistry
+from agentmonitors.sources.protocol import Describes, Observes
 from agentmonitors.sources.traits import traits_problem
 
 ENTRY_POINT_GROUP = "agentmonitors.sources"

@@ -15,11 +15,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from agentmonitors.sources.file_globs import compile_patterns, resolve_base
 from agentmonitors.sources.permit import origin_of
 from agentmonitors.sources.traits import Approval
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def inside(path: str, workspace: str) -> bool:

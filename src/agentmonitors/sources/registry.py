@@ -12,15 +12,16 @@ name that is not bundled, or the full list, is first asked for.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from agentmonitors.fastpath.lazy_logging import get_logger
-from agentmonitors.sources.base import Source, SourceRegistry
+from agentmonitors.sources.base import SourceRegistry, load_module
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
+
+    from agentmonitors.sources.protocol import Source
 
 log = get_logger("agentmonitors.sources")
 
@@ -35,12 +36,22 @@ BUNDLED_SOURCES = {
 }
 BUNDLED_SOURCE_NAMES = tuple(BUNDLED_SOURCES)
 
+# Where each bundled source's approval is read without importing the source (``validate``
+# asks it of every project monitor): ``module:function``, or None for a source that needs
+# none. Each source's ``approval`` is the same function (tests/sources/test_light_approval.py).
+BUNDLED_APPROVALS: dict[str, str | None] = {
+    "file-fingerprint": "agentmonitors.sources.reach:glob_approval",
+    "api-poll": "agentmonitors.sources.api_poll.traits:config_approval",
+    "command-poll": "agentmonitors.sources.command_poll.approval:approval",
+    "schedule": None,
+}
+
 
 def _bundled(name: str) -> Callable[[], Source]:
     module_name, class_name = BUNDLED_SOURCES[name]
 
     def load() -> Source:
-        source: Source = getattr(importlib.import_module(module_name), class_name)()
+        source: Source = getattr(load_module(module_name), class_name)()
         return source
 
     return load
@@ -51,7 +62,9 @@ def bundled_registry(
 ) -> SourceRegistry:
     """A registry holding the bundled sources (each imported on first use), then
     whatever ``complete`` registers when a name beyond them or the full list is wanted."""
-    return SourceRegistry({name: _bundled(name) for name in BUNDLED_SOURCES}, complete)
+    return SourceRegistry(
+        {name: _bundled(name) for name in BUNDLED_SOURCES}, complete, BUNDLED_APPROVALS
+    )
 
 
 def load_registry(

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.durations import duration_ms, human_floor, is_duration
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
     from agentmonitors.sources.file_change import FileTrigger
     from agentmonitors.sources.observation import ObservationContext, ObservationResult
 

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
+from agentmonitors.sources.api_poll.plain import MAX_RESPONSE_BYTES
 from agentmonitors.sources.permit import Permit, origin_of
 from agentmonitors.sources.redact import display_url, redact_text, url_secrets
 
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
     import httpx2
 
-MAX_RESPONSE_BYTES: Final = 10 * 1024 * 1024
 # Hops of a redirect chain followed within one origin (a browser's order of magnitude).
 MAX_REDIRECTS: Final = 10
 

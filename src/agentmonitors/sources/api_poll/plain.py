@@ -8,18 +8,24 @@ block into :class:`ApiPollSettings` without them (see ``plain_config.py``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources import plain_config as plain
-from agentmonitors.sources.api_poll.http_fetch import MAX_RESPONSE_BYTES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, Literal
 
 MAX_COMPOSITE_PARTS = 50
 MAX_PART_ID_LENGTH = 256
 MAX_COMPOSITE_CONCURRENCY: Final = 5
+# A response body is read up to this many bytes (http_fetch.py enforces it).
+MAX_RESPONSE_BYTES: Final = 10 * 1024 * 1024
 MAX_COMPOSITE_BYTES: Final = MAX_RESPONSE_BYTES
-Strategy = Literal["json-diff", "text-diff", "status-code"]
+if TYPE_CHECKING:
+    Strategy = Literal["json-diff", "text-diff", "status-code"]
+_ALIASES = {"Strategy": ("json-diff", "text-diff", "status-code")}
 STRATEGIES: tuple[Strategy, ...] = ("json-diff", "text-diff", "status-code")
 
 
@@ -172,3 +178,16 @@ def plain_config(config: Mapping[str, Any]) -> ApiPollSettings:
         timeout=plain.absent_as(config, "timeout", "30s", plain.timeout),
         interval=plain.absent_as(config, "interval", "5m", plain.duration),
     )
+
+
+def __getattr__(name: str) -> object:
+    """The typing aliases, for a module that reads one at run time (a pydantic model)."""
+    if name in _ALIASES:
+        # Lazy: typing costs a short command (``validate``) more than a millisecond,
+        # and only annotations name these aliases on its path.
+        from typing import Literal
+
+        alias: object = Literal[_ALIASES[name]]
+        globals()[name] = alias
+        return alias
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

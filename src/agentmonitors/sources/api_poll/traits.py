@@ -6,11 +6,14 @@ class attributes.
 
 from __future__ import annotations
 
-from typing import Any
-
-from agentmonitors.sources.api_poll.plain import ApiPollSettings
+from agentmonitors.sources.api_poll.plain import ApiPollSettings, plain_config
 from agentmonitors.sources.reach import url_approval
 from agentmonitors.sources.traits import Approval, Scaffold, ScaffoldSeed
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 # Endpoints are polled every 5 minutes unless the monitor says otherwise.
 DEFAULT_INTERVAL_MS = 300_000
@@ -75,3 +78,10 @@ def approval(settings: ApiPollSettings) -> Approval:
             "password": auth.password,
         }
     return url_approval(urls, secret_env, sent)
+
+
+def config_approval(config: Mapping[str, Any], workspace: str) -> Approval:
+    """:func:`approval` of the standard-library reading, without the source's module
+    (``validate`` asks it of each monitor); ``Unexpected`` when the reading is unsure."""
+    del workspace
+    return approval(plain_config(config))
