@@ -162,9 +162,13 @@ class FileFingerprintSource(ModelSource):
             # The same files with the same stat keys as when the stored state was made,
             # every one settled then: the state stands, and is not even read, except
             # once by the daemon, so its first file event finds the state in memory.
+            unchanged_result = _unchanged(files, warnings, token)
             if memory is None and context.resident:
+                # The walk's lists go first: decoding beside them would raise the peak
+                # the process keeps as its size.
+                del found, files, real
                 self._keep_stored(context, token, made_for)
-            return _unchanged(files, warnings, token)
+            return unchanged_result
         previous: Mapping[str, Any] | None
         pieces: Pieces | None = None
         if memory is not None:
