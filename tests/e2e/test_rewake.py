@@ -11,6 +11,7 @@ A plain ``claude -p`` runs that hook synchronously: it must not hold the run up.
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from pathlib import Path
@@ -54,16 +55,20 @@ DOCS_NAME = "Docs changed"  # the normal monitor's (tests/e2e/test_live_monitor.
 WAKE_TIMEOUT_S = STORE_TIMEOUT_S + SETTLE_S + 30.0
 
 
-def rewake_processes() -> list[int]:
-    """Live ``agentmonitors hook rewake`` processes (the waiters)."""
+def rewake_processes(under: Path | None = None) -> list[int]:
+    """Live ``agentmonitors hook rewake`` processes (the waiters); with ``under``, only
+    those running in that folder (another test's session may wait beside this one)."""
     found: list[int] = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 cmdline = (entry / "cmdline").read_bytes()
+                cwd = os.readlink(entry / "cwd") if under is not None else ""
             except OSError:
                 continue
-            if b"\0hook\0rewake" in cmdline:
+            if b"\0hook\0rewake" not in cmdline:
+                continue
+            if under is None or Path(cwd).is_relative_to(under.resolve()):
                 found.append(int(entry.name))
     return found
 
@@ -220,4 +225,4 @@ def test_a_plain_print_run_is_not_held_up_by_the_rewake_hook(
     assert run.result.get("result") == "ok", run.describe()
     print(f"\nrewake: plain claude -p with the plugin took {run.seconds:.2f}s")
     assert run.seconds < 30, run.describe()
-    assert not rewake_processes()
+    assert not rewake_processes(under=workspace)
