@@ -106,7 +106,7 @@ def test_refused_watches_and_a_queue_overflow_are_rescanned_and_said_once(
 ) -> None:
     root, process, log = daemon
     # The watcher starts after the daemon first listens (a loaded machine shows the gap).
-    wait_for(lambda: _file_events(root)["backend"] is not None)
+    wait_for(lambda: _file_events(root).get("backend") is not None)
     state = _file_events(root)
     assert state["backend"] == "inotify"
     assert state["mode"] == "rescanning"
