@@ -81,6 +81,7 @@ poll: a write there (a new event, a projection) starts the poll at once."""
 RECONNECT_S = 0.5
 """Between attempts while the daemon is unreachable."""
 ENABLED_CHECK_S = 1.0
+DISABLE_CONFIRM_S = 0.2
 HEARTBEAT_EVERY_S = 10.0
 HEARTBEAT_SLACK_S = 0.5
 FORMATS = ("text", "json")
@@ -249,6 +250,11 @@ class Follower:
             return self.paused
         self._last_enabled_check = now
         state = read_local_state(self.workspace)
+        if not state.enabled and not self.paused:
+            # An editor that writes the file in place shows it empty for a moment: a
+            # disable is believed when a second look a little later agrees.
+            self.stop.wait(DISABLE_CONFIRM_S)
+            state = read_local_state(self.workspace)
         live = self.host_session_id is None or live_setting(state.live) is not False
         self.paused = not (state.enabled and live)
         return self.paused
