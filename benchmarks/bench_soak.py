@@ -55,6 +55,7 @@ HIGH_AREAS = (0, 1)
 SESSIONS = ("soak-a", "soak-b", "soak-c")
 SESSION_PERIOD_S = 3.0
 RSS_GOAL_MIB_PER_HOUR = 2.0
+PROBE_PERIOD_S = 300.0
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -401,8 +402,11 @@ def rss_slope_mib_per_hour(samples: list[Sample]) -> float:
 
 
 class Soak:
-    def __init__(self, minutes: float, warmup_minutes: float) -> None:
+    def __init__(
+        self, minutes: float, warmup_minutes: float, memory_probe: Path | None = None
+    ) -> None:
         self.minutes = minutes
+        self.memory_probe = memory_probe
         self.warmup_minutes = warmup_minutes
         self.base = Path(tempfile.mkdtemp(prefix="am-soak-"))
         self.endpoint = Endpoint()
@@ -416,9 +420,18 @@ class Soak:
         self.started = 0.0
 
     def start(self) -> None:
+        # Traced, the daemon writes a memory probe at each warm-up end and every 5 minutes
+        # after it (see memory_probe.py); its figures then include tracemalloc's own cost.
+        probe = str(Path(__file__).with_name("memory_probe.py"))
+        launcher = (
+            [sys.executable, probe, "run", str(self.memory_probe), "--"]
+            if self.memory_probe is not None
+            else [SCRIPT]
+        )
         self.daemon = subprocess.Popen(
             [
-                *(SCRIPT, "daemon", "run", "--workspace", str(self.project.root)),
+                *launcher,
+                *("daemon", "run", "--workspace", str(self.project.root)),
                 *("--reap-after-ms", "0", "--log", str(self.project.log)),
             ],
             cwd=self.project.root,
@@ -497,6 +510,7 @@ class Soak:
         end = self.started + self.minutes * 60
         warm_report: Report | None = None
         window_from = self.started
+        next_probe = warmup_end
         while time.monotonic() < end:
             if self.daemon.poll() is not None:
                 raise RuntimeError(f"the daemon exited with {self.daemon.returncode}")
@@ -505,6 +519,9 @@ class Soak:
                 warm_report = self.figures("warm-up end", max(window_from, warmup_end - 60))
                 print_report(warm_report)
                 window_from = time.monotonic()
+            if self.memory_probe is not None and time.monotonic() >= next_probe:
+                self.daemon.send_signal(signal.SIGUSR2)
+                next_probe += PROBE_PERIOD_S
             time.sleep(1.0)
         end_report = self.figures("end", max(window_from, end - 60))
         print_report(end_report)
@@ -667,6 +684,12 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--warmup-minutes", type=float, default=None)
     parser.add_argument("--json", action="store_true", help="also print one JSON line")
+    parser.add_argument(
+        "--memory-probe",
+        type=Path,
+        metavar="DIR",
+        help="trace the daemon's memory and probe it into DIR at warm-up end and every 5 min",
+    )
     args = parser.parse_args()
     warmup = args.warmup_minutes
     if warmup is None:
@@ -678,7 +701,7 @@ def main() -> None:
         f"(warm-up {warmup:g} min)",
         flush=True,
     )
-    soak = Soak(args.minutes, warmup)
+    soak = Soak(args.minutes, warmup, args.memory_probe)
     try:
         result = soak.run()
     finally:
