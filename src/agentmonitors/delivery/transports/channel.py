@@ -18,7 +18,7 @@ from agentmonitors.delivery.packing import CHANNEL_PACKING
 from agentmonitors.delivery.render import render_channel_shown
 from agentmonitors.delivery.reserve_rendered import reserve_rendered
 from agentmonitors.delivery.text import MAX_CHANNEL_CONTENT
-from agentmonitors.delivery.transports.base import BaseTransport, InvalidRequest
+from agentmonitors.delivery.transports.base import BaseTransport
 from agentmonitors.delivery.transports.health import (
     Expected,
     Lead,
@@ -57,13 +57,10 @@ class ChannelTransport(BaseTransport):
         self, service: DeliveryService, request: Mapping[str, Any]
     ) -> dict[str, Any]:
         """``hostSessionId`` required; a push is what the next prompt would surface."""
-        host = request.get("hostSessionId")
-        if not isinstance(host, str):
-            raise InvalidRequest("the channel transport needs hostSessionId")
         return dict(
             reserve_rendered(
                 service,
-                host,
+                self.required(request, "hostSessionId"),
                 "turn-interruptible",
                 socket_path=request["socketPath"],
                 transport=self.name,

@@ -28,19 +28,25 @@ from agentmonitors.delivery.transports.health import (
 if TYPE_CHECKING:
     from agentmonitors.delivery.service import DeliveryService
 
-__all__ = ["TRANSPORT", "HookTransport"]
+__all__ = ["TRANSPORT", "HookShaped", "HookTransport"]
 
 
-class HookTransport(BaseTransport):
-    name = "hook"
-    cap = MAX_ADDITIONAL_CONTEXT
+class HookShaped(BaseTransport):
+    """A transport whose deliveries are laid out, sized and rendered as the hook's are
+    (the hook itself, a ``follow`` line's claim, a ``codex queue`` message)."""
+
     packing = HOOK_PACKING
-    decides_listening = True
 
     def render(
         self, claim: Mapping[str, Any], socket_path: str, *, more_deferred: bool, cap: int
     ) -> tuple[str, list[str]]:
         return render_hook_shown(claim, socket_path, more_deferred=more_deferred, cap=cap)
+
+
+class HookTransport(HookShaped):
+    name = "hook"
+    cap = MAX_ADDITIONAL_CONTEXT
+    decides_listening = True
 
     def reserve_rendered(
         self, service: DeliveryService, request: Mapping[str, Any]
