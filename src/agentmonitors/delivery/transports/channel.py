@@ -26,6 +26,7 @@ from agentmonitors.delivery.transports.health import (
     binding_problems,
     freshness,
     same_path,
+    uncovered_leads,
 )
 
 if TYPE_CHECKING:
@@ -113,15 +114,14 @@ def _channel_health(
     transport.records.sort(key=lambda record: freshness(record, expected), reverse=True)
     transport.records.extend(unmatched)
     if matched:
-        for lead in leads:
-            if lead.host_session_id not in matched:
-                transport.add(
-                    "channel-lead-uncovered",
-                    f"active lead session {lead.session_id} (host {lead.host_session_id}) has"
-                    " no channel heartbeat",
-                    "restart that Claude Code session with the channel server of the plugin loaded,"
-                    " or rely on its hooks",
-                )
+        uncovered_leads(
+            transport,
+            leads,
+            matched,
+            "",
+            "restart that Claude Code session with the channel server of the plugin loaded,"
+            " or rely on its hooks",
+        )
     return transport
 
 

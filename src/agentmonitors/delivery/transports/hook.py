@@ -23,6 +23,7 @@ from agentmonitors.delivery.transports.health import (
     binding_problems,
     freshness,
     same_path,
+    uncovered_leads,
 )
 
 if TYPE_CHECKING:
@@ -103,16 +104,14 @@ def _hook_health(
         elif record is here[0]:
             binding_problems(transport, record, expected, "")
     if here:
-        for lead in leads:
-            if lead.host_session_id not in covered:
-                transport.add(
-                    "hook-lead-uncovered",
-                    f"active lead session {lead.session_id} (host {lead.host_session_id}) has"
-                    " no hook heartbeat: its hooks have not run `hook deliver` with this"
-                    " installation",
-                    "send a prompt in that session; if this stays, reinstall the agentmonitors"
-                    " plugin (its hooks run `agentmonitors hook deliver`)",
-                )
+        uncovered_leads(
+            transport,
+            leads,
+            covered,
+            ": its hooks have not run `hook deliver` with this installation",
+            "send a prompt in that session; if this stays, reinstall the agentmonitors"
+            " plugin (its hooks run `agentmonitors hook deliver`)",
+        )
     return transport
 
 
