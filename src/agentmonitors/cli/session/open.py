@@ -7,10 +7,9 @@ from typing import Any
 
 import click
 
-from agentmonitors.cli.common_options import socket_option
+from agentmonitors.cli.common_options import host_option, socket_option
 from agentmonitors.cli.daemon_calls import DaemonCallFailed, ask, manual_socket
 from agentmonitors.cli.output import print_document
-from agentmonitors.cli.session.options import host_option
 from agentmonitors.paths import default_hook_state_path
 from agentmonitors.workspace import logical_cwd
 
