@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from agentmonitors.cli.daemon.run import check_numbers, daemon_options, run_options, start_detached
-from agentmonitors.cli.output import report_error
+from agentmonitors.cli.daemon.run import run, run_options
 
 
 @click.command(
@@ -14,7 +13,9 @@ from agentmonitors.cli.output import report_error
     " (default: <project>/.claude/monitors).",
 )
 @run_options
+@click.pass_context
 def start(
+    ctx: click.Context,
     monitors_dir: str | None,
     workspace: str | None,
     poll_ms: int,
@@ -22,9 +23,15 @@ def start(
     reap_after_ms: int,
     log_path: str | None,
 ) -> int:
-    problem = check_numbers(poll_ms, reap_after_ms)
-    if problem is not None:
-        return report_error(problem, False)
-    return start_detached(
-        daemon_options(monitors_dir, workspace, socket, poll_ms, reap_after_ms), log_path
+    # One path for both: the checks and the start are run's own.
+    result: int = ctx.invoke(
+        run,
+        monitors_dir=monitors_dir,
+        workspace=workspace,
+        poll_ms=poll_ms,
+        socket=socket,
+        reap_after_ms=reap_after_ms,
+        log_path=log_path,
+        detach=True,
     )
+    return result
