@@ -153,6 +153,20 @@ def test_a_lead_without_a_channel_or_a_hook_heartbeat_is_uncovered(
     assert set(hook) == {"hook-lead-uncovered"}
     assert uncovered in hook["hook-lead-uncovered"]["detail"]
     assert covered not in hook["hook-lead-uncovered"]["detail"]
+    # Word for word: both transports name the lead, its host and what is missing.
+    assert channel["channel-lead-uncovered"] == {
+        "code": "channel-lead-uncovered",
+        "detail": f"active lead session {uncovered} (host host-c2) has no channel heartbeat",
+        "remediation": "restart that Claude Code session with the channel server of the plugin"
+        " loaded, or rely on its hooks",
+    }
+    assert hook["hook-lead-uncovered"] == {
+        "code": "hook-lead-uncovered",
+        "detail": f"active lead session {uncovered} (host host-c2) has no hook heartbeat: its"
+        " hooks have not run `hook deliver` with this installation",
+        "remediation": "send a prompt in that session; if this stays, reinstall the"
+        " agentmonitors plugin (its hooks run `agentmonitors hook deliver`)",
+    }
     assert check(report, "transport:hook")["status"] == "fail"
 
     project.prompt("host-c2", "hello")

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from agentmonitors import __version__
+from agentmonitors.cli.common_options import dir_option, socket_option, workspace_option
 from agentmonitors.cli.daemon_calls import manual_socket
 from agentmonitors.cli.output import (
     clean_output,
@@ -84,14 +85,9 @@ def _in_process(
 @click.command(
     "doctor", help="Check the workspace end to end: monitors, daemon, sessions, delivery."
 )
-@click.option(
-    "--dir",
-    "monitors_dir",
-    metavar="DIR",
-    help="Monitors folder (default: <project>/.claude/monitors).",
-)
-@click.option("--workspace", help="Project directory (default: the current project).")
-@click.option("--socket", help="Unix socket of the daemon.")
+@dir_option
+@workspace_option
+@socket_option
 @format_option(("text", "json", "toon"), "text")
 def command(
     monitors_dir: str | None,

@@ -24,6 +24,7 @@ from agentmonitors.catalog.scaffold import (
 )
 from agentmonitors.catalog.trust import approval_refusal, approve_file, requirement_for
 from agentmonitors.catalog.validation import validate_scan
+from agentmonitors.cli.common_options import dir_option
 from agentmonitors.cli.output import display_path
 from agentmonitors.monitor.discovery import scan_root
 from agentmonitors.monitor.parse import ParseFailure, parse_monitor_file
@@ -293,12 +294,7 @@ def _complete_type(
     "monitoring, update .gitignore and (with --yes or at a prompt) add a starter monitor.",
 )
 @click.argument("name", required=False)
-@click.option(
-    "--dir",
-    "monitors_dir",
-    metavar="DIR",
-    help="Monitors folder (default: <project>/.claude/monitors).",
-)
+@dir_option
 @click.option(
     "--type",
     "source_type",

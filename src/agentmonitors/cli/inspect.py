@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from agentmonitors.cli.common_options import socket_option, workspace_option
 from agentmonitors.cli.read_only_query import (
     all_option,
     formats_option,
@@ -13,8 +14,6 @@ from agentmonitors.cli.read_only_query import (
     request_params,
     run_verb,
     session_option,
-    socket_option,
-    workspace_option,
 )
 from agentmonitors.diagnosis.agent_text import render_inspect
 

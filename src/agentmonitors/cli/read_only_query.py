@@ -119,10 +119,6 @@ def _ambiguous(result: Mapping[str, Any], fmt: OutputFormat, flags: str) -> int:
     return print_error(result["error"])
 
 
-workspace_option = click.option(
-    "--workspace", help="Project directory (default: the current project)."
-)
-socket_option = click.option("--socket", help="Unix socket of the daemon.")
 session_option = click.option(
     "--session",
     "session_id",

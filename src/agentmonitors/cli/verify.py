@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from agentmonitors.catalog.definitions import DefinitionCache
+from agentmonitors.cli.common_options import dir_option, workspace_option
 from agentmonitors.cli.completion import complete_monitor_id
 from agentmonitors.cli.output import echo, format_option, print_document, print_error, report_error
 from agentmonitors.cli.tick_once import registry_with_warnings, workspace_and_monitors
@@ -74,13 +75,8 @@ def _pick_monitor(definitions: Any, monitor_id: str | None) -> Any:
     " monitor; it may be left out only when the folder holds a single monitor.",
 )
 @click.argument("monitor_id", required=False, shell_complete=complete_monitor_id)
-@click.option(
-    "--dir",
-    "monitors_dir",
-    metavar="DIR",
-    help="Monitors folder (default: <project>/.claude/monitors).",
-)
-@click.option("--workspace", help="Project directory (default: the current project).")
+@dir_option
+@workspace_option
 @click.option("--trigger-cmd", help="Shell command that makes the change (run after baseline).")
 @click.option("--manual", is_flag=True, help="Wait for you to make the change yourself.")
 @click.option(

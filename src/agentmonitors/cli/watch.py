@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.common_options import socket_option
 from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import DaemonCallFailed, ask, manual_socket
 from agentmonitors.cli.output import format_option, print_document, report_error, warn
@@ -71,7 +72,6 @@ _SESSION = click.option(
     shell_complete=complete_session_id,
     help="The declaring AgentMon session id.",
 )
-_SOCKET = click.option("--socket", help="Unix socket of the daemon.")
 
 
 @command.command("declare", help="Watch something for this session until it ends or cancels.")
@@ -81,7 +81,7 @@ _SOCKET = click.option("--socket", help="Unix socket of the daemon.")
 @click.option("--urgency", help='A level or a band such as "normal..high" (default: normal).')
 @click.option("--instruction", help="What to do when it fires; delivered with the event.")
 @click.option("--display-name", help="The name events of this watch are titled with.")
-@_SOCKET
+@socket_option
 @format_option(("text", "json", "toon"), "text")
 def declare(
     source: str,
@@ -128,7 +128,7 @@ def _band(record: dict[str, Any]) -> str:
 
 @command.command("list", help="The session's active watches, oldest first.")
 @_SESSION
-@_SOCKET
+@socket_option
 @format_option(("text", "json", "toon"), "text")
 def list_(session_id: str, socket: str | None, output_format: str) -> int:
     as_json = output_format == "json"
@@ -156,7 +156,7 @@ list_.name = "list"
 @command.command("cancel", help="Stop one of the session's watches now.")
 @click.argument("ephemeral_id")
 @_SESSION
-@_SOCKET
+@socket_option
 @format_option(("text", "json", "toon"), "text")
 def cancel(ephemeral_id: str, session_id: str, socket: str | None, output_format: str) -> int:
     as_json = output_format == "json"

@@ -1,8 +1,11 @@
 """The idle-session sweep the daemon runs before every tick, kept apart from the rest of
-the session code: every tick pays for importing it, and it needs nothing but SQL.
+the session code: every tick pays for importing it, and it needs nothing but SQL. Going
+dormant itself is here too, once: the sweep and ``session close`` both use it.
 """
 
 from __future__ import annotations
+
+import sqlite3
 
 from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.store.database import Database
@@ -39,15 +42,25 @@ def mark_idle_sessions_dormant(db: Database, workspace: str | None, now_ms: int)
             return
         with db.write() as conn:
             for session_id in idle:
-                conn.execute(
-                    "UPDATE agent_sessions SET status = 'dormant', dormant_at = ?,"
-                    " last_active_at = ?, updated_at = ? WHERE id = ? AND status = 'active'",
-                    (now_s, now_s, now_s, session_id),
-                )
-                conn.execute(
-                    "UPDATE ephemeral_monitors SET status = 'reaped', reaped_at = ?,"
-                    " updated_at = ? WHERE session_id = ? AND status = 'active'",
-                    (now_s, now_s, session_id),
-                )
+                # Only while still active: a prompt may have woken it since the read.
+                make_dormant(conn, session_id, now_s, if_active=True)
     except Exception:
         log.warning("could not mark idle sessions dormant", exc_info=True)
+
+
+def make_dormant(
+    conn: sqlite3.Connection, session_id: str, now_s: int, *, if_active: bool = False
+) -> None:
+    """Mark the session dormant and reap its ephemeral monitors; nothing is deleted.
+
+    ``if_active``: leave a session that is no longer active as it is."""
+    conn.execute(
+        "UPDATE agent_sessions SET status = 'dormant', dormant_at = ?, last_active_at = ?,"
+        " updated_at = ? WHERE id = ?" + (" AND status = 'active'" if if_active else ""),
+        (now_s, now_s, now_s, session_id),
+    )
+    conn.execute(
+        "UPDATE ephemeral_monitors SET status = 'reaped', reaped_at = ?, updated_at = ?"
+        " WHERE session_id = ? AND status = 'active'",
+        (now_s, now_s, session_id),
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from agentmonitors.delivery.dormancy import make_dormant
 from agentmonitors.delivery.records import SessionNotFound
 from agentmonitors.delivery.unread import carry, version
 from agentmonitors.fastpath.lean_dataclass import dataclass
@@ -84,17 +85,7 @@ def open_session(conn: sqlite3.Connection, spec: SessionInput, now_ms: int) -> s
 def close_session(conn: sqlite3.Connection, session_id: str, now_ms: int) -> sqlite3.Row:
     """Mark the session dormant and reap its ephemeral monitors; nothing is deleted."""
     get_session(conn, session_id)
-    now = now_ms // 1000
-    conn.execute(
-        "UPDATE agent_sessions SET status = 'dormant', dormant_at = ?, last_active_at = ?,"
-        " updated_at = ? WHERE id = ?",
-        (now, now, now, session_id),
-    )
-    conn.execute(
-        "UPDATE ephemeral_monitors SET status = 'reaped', reaped_at = ?, updated_at = ?"
-        " WHERE session_id = ? AND status = 'active'",
-        (now, now, session_id),
-    )
+    make_dormant(conn, session_id, now_ms // 1000)
     return get_session(conn, session_id)
 
 

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from agentmonitors.clock import ms_from_iso
+from agentmonitors.delivery.records import SessionNotFound
+from agentmonitors.delivery.sessions import get_session
 from agentmonitors.diagnosis.object_keys import key_listing, resolve_object_key
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.store.records import iso_from_seconds, loads
@@ -44,15 +46,13 @@ class Scope:
 
 def require_session(conn: sqlite3.Connection, session_id: str) -> sqlite3.Row:
     """The session's row; the message is the one every session command prints."""
-    row: sqlite3.Row | None = conn.execute(
-        "SELECT * FROM agent_sessions WHERE id = ?", (session_id,)
-    ).fetchone()
-    if row is None:
+    try:
+        return get_session(conn, session_id)
+    except SessionNotFound:
         raise AgentViewError(
             f"Session not found: {session_id}. Run `agentmonitors session list` to find a"
             " session id."
-        )
-    return row
+        ) from None
 
 
 def check_monitor(

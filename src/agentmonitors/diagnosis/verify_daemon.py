@@ -41,6 +41,29 @@ def output_tail(text: str, whole: str) -> str:
     )
 
 
+def answers(
+    ping: Callable[[str], bool], socket_path: str, deadline: float, *, gone: Callable[[], bool]
+) -> bool:
+    """True once ``socket_path`` answers ``ping``; False when the daemon is ``gone`` or
+    the ``time.monotonic()`` deadline passes."""
+    while time.monotonic() < deadline:
+        if gone():
+            return False
+        if ping(socket_path):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def read_log(path: str) -> str:
+    """A daemon's log as text ("" when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
 class VerifyDaemon(Protocol):
     """What a verify run needs of its daemon, throwaway or the workspace's."""
 
@@ -120,20 +143,10 @@ class IsolatedDaemon:
 
     def wait_ready(self, ping: Callable[[str], bool], deadline: float) -> bool:
         """True once the socket answers; False when the child exits or time runs out."""
-        while time.monotonic() < deadline:
-            if self.exited() is not None:
-                return False
-            if ping(self.socket_path):
-                return True
-            time.sleep(0.05)
-        return False
+        return answers(ping, self.socket_path, deadline, gone=lambda: self.exited() is not None)
 
     def output(self) -> str:
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
-        except OSError:
-            return ""
+        text = read_log(self.log_path)
         if len(text) <= MAX_OUTPUT_CHARS:
             return text
         # The folder goes at teardown: the whole output is kept where the user can read it.
@@ -227,22 +240,11 @@ class WorkspaceDaemon:
         return None
 
     def wait_ready(self, ping: Callable[[str], bool], deadline: float) -> bool:
-        while time.monotonic() < deadline:
-            if self._boot_code is not None:
-                return False
-            if ping(self.socket_path):
-                return True
-            time.sleep(0.05)
-        return False
+        return answers(ping, self.socket_path, deadline, gone=lambda: self._boot_code is not None)
 
     def output(self) -> str:
         path = workspace_log_path(self.workspace)
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                log = f.read()
-        except OSError:
-            log = ""
-        return output_tail(self._boot_output + log, path)
+        return output_tail(self._boot_output + read_log(path), path)
 
     def stop(self) -> None:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from agentmonitors.monitor.fields import fail, require_str
 from agentmonitors.sources.base_config import ClosedBlock, OpenBlock
@@ -35,7 +35,19 @@ _KEY_HELP = "Field of each element that identifies it."
 _IGNORE_HELP = 'Paths inside each element left out of the comparison, e.g. "$.fetchedAt".'
 
 
-class _CollectionFields:
+class _CollectionFields(BaseModel):
+    """A keyed collection's fields and their checks; the open and the closed block differ
+    only in what an unknown key is."""
+
+    path: str = Field(description=_PATH_HELP, json_schema_extra={"type": "string"})
+    key: str = Field(description=_KEY_HELP, json_schema_extra={"type": "string"})
+    ignore_paths: list[str] = Field(
+        default_factory=list,
+        alias="ignore-paths",
+        description=_IGNORE_HELP,
+        json_schema_extra={"type": "array", "items": {"type": "string"}},
+    )
+
     @field_validator("path", mode="plain")
     @classmethod
     def _path(cls, value: Any) -> str:
@@ -59,27 +71,9 @@ class _CollectionFields:
 class Collection(_CollectionFields, OpenBlock):
     """Keyed-collection mode: diff the items of a JSON array by a key field."""
 
-    path: str = Field(description=_PATH_HELP, json_schema_extra={"type": "string"})
-    key: str = Field(description=_KEY_HELP, json_schema_extra={"type": "string"})
-    ignore_paths: list[str] = Field(
-        default_factory=list,
-        alias="ignore-paths",
-        description=_IGNORE_HELP,
-        json_schema_extra={"type": "array", "items": {"type": "string"}},
-    )
-
 
 class ClosedCollection(_CollectionFields, ClosedBlock):
     """The same block for command-poll, where unknown keys are errors."""
-
-    path: str = Field(description=_PATH_HELP, json_schema_extra={"type": "string"})
-    key: str = Field(description=_KEY_HELP, json_schema_extra={"type": "string"})
-    ignore_paths: list[str] = Field(
-        default_factory=list,
-        alias="ignore-paths",
-        description=_IGNORE_HELP,
-        json_schema_extra={"type": "array", "items": {"type": "string"}},
-    )
 
 
 def require_json_diff(value: Any, info: ValidationInfo, what: str) -> Any:

@@ -84,10 +84,11 @@ def test_once_with_an_explicit_monitors_folder(workspace: Path, run_cli: Run) ->
         (("--log", "x.log", "--poll-ms", "-5"), "--poll-ms must be a positive number."),
     ],
 )
+@pytest.mark.parametrize("command", [("run",), ("run", "--detach"), ("start",)])
 def test_run_rejects_bad_flags(
-    workspace: Path, run_cli: Run, args: tuple[str, ...], message: str
+    workspace: Path, run_cli: Run, args: tuple[str, ...], message: str, command: tuple[str, ...]
 ) -> None:
-    result = run_cli("daemon", "run", *args)
+    result = run_cli("daemon", *command, *args)
     assert result.code == 1
     assert message in result.err
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from agentmonitors.cli.common_options import workspace_option
 from agentmonitors.cli.output import format_option
 from agentmonitors.cli.tick_once import once_text, run_once
 
@@ -25,7 +26,7 @@ __all__ = ["once", "once_text"]
     ),
 )
 @click.argument("monitors_dir", required=False, metavar="[DIR]")
-@click.option("--workspace", help="Project directory (default: the current project).")
+@workspace_option
 @click.option(
     "--force",
     is_flag=True,

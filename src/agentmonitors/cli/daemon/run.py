@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.common_options import workspace_option
 from agentmonitors.cli.daemon.reaping import reaping_text
 from agentmonitors.cli.output import report_error
 from agentmonitors.cli.tick_once import registry_with_warnings, workspace_and_monitors
@@ -76,9 +77,7 @@ def _boot_session(value: str | None) -> tuple[str, str] | None:
 
 def run_options(function: Any) -> Any:
     function = click.argument("monitors_dir", required=False, metavar="[DIR]")(function)
-    function = click.option(
-        "--workspace", help="Project directory (default: the current project)."
-    )(function)
+    function = workspace_option(function)
     function = click.option(
         "--poll-ms",
         type=int,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from agentmonitors.cli.daemon.run import check_numbers, daemon_options, run_options, start_detached
-from agentmonitors.cli.output import report_error
+from agentmonitors.cli.daemon.run import run, run_options
 
 
 @click.command(
@@ -14,17 +13,8 @@ from agentmonitors.cli.output import report_error
     " (default: <project>/.claude/monitors).",
 )
 @run_options
-def start(
-    monitors_dir: str | None,
-    workspace: str | None,
-    poll_ms: int,
-    socket: str | None,
-    reap_after_ms: int,
-    log_path: str | None,
-) -> int:
-    problem = check_numbers(poll_ms, reap_after_ms)
-    if problem is not None:
-        return report_error(problem, False)
-    return start_detached(
-        daemon_options(monitors_dir, workspace, socket, poll_ms, reap_after_ms), log_path
-    )
+@click.pass_context
+def start(ctx: click.Context, /, **_flags: object) -> int:
+    # One path for both: run's checks and start, given this command's flags.
+    result: int = ctx.forward(run, detach=True)
+    return result

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.common_options import socket_option, workspace_option
 from agentmonitors.cli.daemon.reaping import reaping_text
 from agentmonitors.cli.output import format_option, print_document, report_error
 from agentmonitors.daemon.client import DaemonConnectionError, DaemonError, DaemonRefusedError, call
@@ -17,8 +18,8 @@ from agentmonitors.workspace import resolve_workspace
 
 
 @click.command("status", help="Whether the daemon runs, and what it holds.")
-@click.option("--socket", help="Unix socket of the daemon.")
-@click.option("--workspace", help="Project directory (default: the current project).")
+@socket_option
+@workspace_option
 @format_option(("text", "json", "toon"), "text")
 def status(socket: str | None, workspace: str | None, output_format: str) -> int:
     workspace_path = resolve_workspace(workspace)

@@ -6,6 +6,7 @@ import time
 
 import click
 
+from agentmonitors.cli.common_options import socket_option, workspace_option
 from agentmonitors.cli.daemon_calls import no_daemon_text, unreachable_text
 from agentmonitors.cli.output import format_option, print_document, report_error
 from agentmonitors.daemon.client import (
@@ -21,8 +22,8 @@ from agentmonitors.workspace import resolve_workspace
 
 
 @click.command("stop", help="Ask the workspace's daemon to stop.")
-@click.option("--socket", help="Unix socket of the daemon.")
-@click.option("--workspace", help="Project directory (default: the current project).")
+@socket_option
+@workspace_option
 @format_option(("text", "json", "toon"), "text")
 def stop(socket: str | None, workspace: str | None, output_format: str) -> int:
     as_json = output_format == "json"

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.common_options import socket_option
 from agentmonitors.cli.events.options import session_option
 from agentmonitors.cli.output import format_option
 from agentmonitors.cli.quick_commands import events_ack
@@ -13,7 +14,7 @@ from agentmonitors.cli.quick_commands import events_ack
 
 @click.command("ack", help="Acknowledge events (all unread when --event-ids is omitted).")
 @session_option
-@click.option("--socket", help="Unix socket of the daemon.")
+@socket_option
 @click.option(
     "--event-ids",
     help="Comma-separated ids; omit to acknowledge every unread event except rows an "

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.common_options import socket_option
 from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import SESSION_HINT, manual_socket
 from agentmonitors.cli.output import format_option
@@ -34,7 +35,7 @@ from agentmonitors.transports.follow_host import HOST_SESSION_ENV, run_host_foll
     help="Claude Code's session id (default: $CLAUDE_CODE_SESSION_ID): follow the AgentMon "
     "session it registers, for as long as it lives.",
 )
-@click.option("--socket", help="Unix socket of the daemon.")
+@socket_option
 @click.option(
     "--max-seconds",
     type=click.FloatRange(min=0, min_open=True),

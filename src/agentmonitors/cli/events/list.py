@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.common_options import socket_option
 from agentmonitors.cli.completion import complete_monitor_id
 from agentmonitors.cli.events.options import scope_callback, session_option
 from agentmonitors.cli.output import format_option
@@ -22,7 +23,7 @@ from agentmonitors.cli.quick_commands import DEFAULT_LIST_LIMIT, UsageProblem, e
     "unless --limit or --all says otherwise.",
 )
 @session_option
-@click.option("--socket", help="Unix socket of the daemon.")
+@socket_option
 @click.option("--monitor", help="Only this monitor's events.", shell_complete=complete_monitor_id)
 @click.option(
     "--urgency", type=click.Choice(["low", "normal", "high"]), help="Only events of this urgency."

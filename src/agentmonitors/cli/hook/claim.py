@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from agentmonitors.cli.common_options import socket_option
 from agentmonitors.cli.completion import complete_session_id
 from agentmonitors.cli.daemon_calls import SESSION_HINT, DaemonCallFailed, ask, manual_socket
 from agentmonitors.cli.output import format_option, print_document
@@ -24,7 +25,7 @@ from agentmonitors.delivery.vocabulary import LIFECYCLES
     required=True,
     help="The delivery moment to claim for (it decides which urgencies are due).",
 )
-@click.option("--socket", help="Unix socket of the daemon.")
+@socket_option
 @format_option(("text", "json", "toon"), "json")
 def claim(session_id: str, lifecycle: str, socket: str | None, output_format: str) -> int:
     try:

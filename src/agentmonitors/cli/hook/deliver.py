@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import click
 
+from agentmonitors.cli.common_options import host_option
 from agentmonitors.delivery.vocabulary import LIFECYCLES
 from agentmonitors.transports.deliver import run_hook_deliver
-from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS
 
 
 @click.command(
@@ -19,13 +19,7 @@ from agentmonitors.transports.hosts import DEFAULT_HOST, HOSTS
     "see --host for the others): read the payload on stdin and print what the agent "
     "should see. Always exits 0.",
 )
-@click.option(
-    "--host",
-    type=click.Choice(HOSTS),
-    default=DEFAULT_HOST,
-    show_default=True,
-    help="The agent host whose hook runs this (its payload and output shapes).",
-)
+@host_option
 @click.option(
     "--lifecycle",
     type=click.Choice(LIFECYCLES),

@@ -21,6 +21,7 @@ from agentmonitors.catalog.trust import (
     read_ledger,
     record_approvals,
 )
+from agentmonitors.cli.common_options import dir_option, workspace_option
 from agentmonitors.cli.completion import complete_monitor_id
 from agentmonitors.cli.output import emit, format_option, report_error, resolve_format, warn
 from agentmonitors.cli.tick_once import workspace_and_monitors
@@ -86,13 +87,8 @@ def _listing_text(rows: list[dict[str, Any]], ledger: str) -> str:
 @click.argument("monitor_ids", nargs=-1, shell_complete=complete_monitor_id)
 @click.option("--all", "approve_all", is_flag=True, help="Approve every monitor that waits.")
 @click.option("--list", "list_only", is_flag=True, help="Show what is approved and what waits.")
-@click.option("--workspace", help="Project directory (default: the current project).")
-@click.option(
-    "--dir",
-    "monitors_dir",
-    metavar="DIR",
-    help="Monitors folder (default: <project>/.claude/monitors).",
-)
+@workspace_option
+@dir_option
 @click.option(
     "--yes",
     "without_terminal",

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.common_options import dir_option, socket_option, workspace_option
 from agentmonitors.cli.completion import complete_monitor_id
 from agentmonitors.cli.monitor.daemon_or_store import (
     BUSY_NOTICE,
@@ -46,14 +47,9 @@ def _not_defined(report: dict[str, Any]) -> bool:
 
 @click.command("explain", help="Why a monitor did or did not reach a session, stage by stage.")
 @click.argument("monitor_id", shell_complete=complete_monitor_id)
-@click.option(
-    "--dir",
-    "monitors_dir",
-    metavar="DIR",
-    help="Monitors folder (default: <project>/.claude/monitors).",
-)
-@click.option("--workspace", help="Project directory (default: the current project).")
-@click.option("--socket", help="Unix socket of the daemon.")
+@dir_option
+@workspace_option
+@socket_option
 @click.option(
     "--history-limit",
     type=click.IntRange(min=0),

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from agentmonitors.cli.common_options import socket_option
 from agentmonitors.cli.completion import complete_monitor_id
 from agentmonitors.cli.monitor.daemon_or_store import (
     BUSY_NOTICE,
@@ -54,7 +55,7 @@ def history_text(rows: list[dict[str, Any]]) -> str:
     " every monitor.",
 )
 @click.argument("monitor_id", required=False, shell_complete=complete_monitor_id)
-@click.option("--socket", help="Unix socket of the daemon.")
+@socket_option
 @click.option("--workspace", help="Project directory; when given, also filters the rows.")
 @click.option(
     "--limit",

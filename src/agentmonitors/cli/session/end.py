@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from agentmonitors.cli.session.options import host_option
+from agentmonitors.cli.common_options import host_option
 from agentmonitors.transports.session_hooks import run_session_end
 
 

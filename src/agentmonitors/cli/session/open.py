@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
+from agentmonitors.cli.common_options import host_option, socket_option
 from agentmonitors.cli.daemon_calls import DaemonCallFailed, ask, manual_socket
 from agentmonitors.cli.output import print_document
-from agentmonitors.cli.session.options import host_option
 from agentmonitors.paths import default_hook_state_path
 from agentmonitors.workspace import logical_cwd
 
@@ -27,7 +27,7 @@ def session_text(record: dict[str, Any]) -> str:
 @click.command("open", help="Register (or resume) a session by its host session id.")
 @click.option("--host-session-id", required=True, help="The agent host's session id.")
 @click.option("--workspace", help="Project directory (default: the current directory).")
-@click.option("--socket", help="Unix socket of the daemon.")
+@socket_option
 @click.option("--agent-identity", help="Who the agent is (default: the host session id).")
 @click.option("--hook-state-path", help="Where the hook-state file is written.")
 @click.option(

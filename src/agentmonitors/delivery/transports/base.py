@@ -93,3 +93,18 @@ class BaseTransport:
 
     def describe_binding(self, bound: Mapping[str, Any]) -> str:
         return f" (bound to {bound.get('workspacePath')})" if bound else ""
+
+    def required(self, request: Mapping[str, Any], key: str) -> str:
+        """``request[key]``, a string; else the request is refused naming the key."""
+        value = request.get(key)
+        if not isinstance(value, str):
+            raise InvalidRequest(f"the {self.name} transport needs {key}")
+        return value
+
+    def requested_cap(self, request: Mapping[str, Any]) -> int | None:
+        """The ``cap`` the request asks for (None: the transport's own); one below
+        ``min_cap`` is refused."""
+        cap: int | None = request.get("cap")
+        if cap is not None and cap < self.min_cap:
+            raise InvalidRequest(f"the {self.name} transport's cap is at least {self.min_cap}")
+        return cap

@@ -18,7 +18,7 @@ from agentmonitors.delivery.packing import CHANNEL_PACKING
 from agentmonitors.delivery.render import render_channel_shown
 from agentmonitors.delivery.reserve_rendered import reserve_rendered
 from agentmonitors.delivery.text import MAX_CHANNEL_CONTENT
-from agentmonitors.delivery.transports.base import BaseTransport, InvalidRequest
+from agentmonitors.delivery.transports.base import BaseTransport
 from agentmonitors.delivery.transports.health import (
     Expected,
     Lead,
@@ -26,6 +26,7 @@ from agentmonitors.delivery.transports.health import (
     binding_problems,
     freshness,
     same_path,
+    uncovered_leads,
 )
 
 if TYPE_CHECKING:
@@ -57,13 +58,10 @@ class ChannelTransport(BaseTransport):
         self, service: DeliveryService, request: Mapping[str, Any]
     ) -> dict[str, Any]:
         """``hostSessionId`` required; a push is what the next prompt would surface."""
-        host = request.get("hostSessionId")
-        if not isinstance(host, str):
-            raise InvalidRequest("the channel transport needs hostSessionId")
         return dict(
             reserve_rendered(
                 service,
-                host,
+                self.required(request, "hostSessionId"),
                 "turn-interruptible",
                 socket_path=request["socketPath"],
                 transport=self.name,
@@ -116,15 +114,14 @@ def _channel_health(
     transport.records.sort(key=lambda record: freshness(record, expected), reverse=True)
     transport.records.extend(unmatched)
     if matched:
-        for lead in leads:
-            if lead.host_session_id not in matched:
-                transport.add(
-                    "channel-lead-uncovered",
-                    f"active lead session {lead.session_id} (host {lead.host_session_id}) has"
-                    " no channel heartbeat",
-                    "restart that Claude Code session with the channel server of the plugin loaded,"
-                    " or rely on its hooks",
-                )
+        uncovered_leads(
+            transport,
+            leads,
+            matched,
+            "",
+            "restart that Claude Code session with the channel server of the plugin loaded,"
+            " or rely on its hooks",
+        )
     return transport
 
 

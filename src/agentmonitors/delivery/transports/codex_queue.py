@@ -21,11 +21,8 @@ from typing import TYPE_CHECKING, Any
 from agentmonitors.delivery import sessions
 from agentmonitors.delivery.codex_queue_text import queued_message
 from agentmonitors.delivery.decide import SessionView
-from agentmonitors.delivery.packing import HOOK_PACKING
-from agentmonitors.delivery.render import render_hook_shown
 from agentmonitors.delivery.reserve_rendered import reserve_rendered
 from agentmonitors.delivery.text import MAX_ADDITIONAL_CONTEXT
-from agentmonitors.delivery.transports.base import BaseTransport, InvalidRequest
 from agentmonitors.delivery.transports.health import (
     Expected,
     Lead,
@@ -33,6 +30,7 @@ from agentmonitors.delivery.transports.health import (
     binding_problems,
     freshness,
 )
+from agentmonitors.delivery.transports.hook import HookShaped
 from agentmonitors.untrusted import clean_line
 
 if TYPE_CHECKING:
@@ -44,11 +42,10 @@ SERVED_ADAPTER = "codex"
 """The host whose sessions this transport wakes (the sessions' ``adapter``)."""
 
 
-class CodexQueueTransport(BaseTransport):
+class CodexQueueTransport(HookShaped):
     name = "codex-queue"
     cap = MAX_ADDITIONAL_CONTEXT
     min_cap = 200
-    packing = HOOK_PACKING
     commits_on_proof = True
     named_when_absent = False
 
@@ -60,29 +57,18 @@ class CodexQueueTransport(BaseTransport):
             and session.get("role", "lead") == "lead"
         )
 
-    def render(
-        self, claim: Mapping[str, Any], socket_path: str, *, more_deferred: bool, cap: int
-    ) -> tuple[str, list[str]]:
-        return render_hook_shown(claim, socket_path, more_deferred=more_deferred, cap=cap)
-
     def reserve_rendered(
         self, service: DeliveryService, request: Mapping[str, Any]
     ) -> dict[str, Any]:
         """``hostSessionId`` required; the reply's ``text`` is the whole queued message
         (our head line, the delivery, the tag the woken prompt carries back)."""
-        host = request.get("hostSessionId")
-        if not isinstance(host, str):
-            raise InvalidRequest("the codex-queue transport needs hostSessionId")
-        cap = request.get("cap")
-        if cap is not None and cap < self.min_cap:
-            raise InvalidRequest(f"the codex-queue transport's cap is at least {self.min_cap}")
         rendered = reserve_rendered(
             service,
-            host,
+            self.required(request, "hostSessionId"),
             "turn-interruptible",
             socket_path=request["socketPath"],
             transport=self.name,
-            cap=cap,
+            cap=self.requested_cap(request),
         )
         reply: dict[str, Any] = dict(rendered)
         reservation, delivery_id = rendered.get("reservation"), rendered.get("deliveryId")

@@ -19,9 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from agentmonitors.delivery.follow_decide import decide_follow
 from agentmonitors.delivery.follow_line import MAX_FOLLOW_LINE, events_that_fit, follow_line
-from agentmonitors.delivery.packing import HOOK_PACKING
-from agentmonitors.delivery.render import render_hook_shown
-from agentmonitors.delivery.transports.base import BaseTransport, InvalidRequest
 from agentmonitors.delivery.transports.health import (
     Expected,
     Lead,
@@ -30,6 +27,7 @@ from agentmonitors.delivery.transports.health import (
     freshness,
     same_path,
 )
+from agentmonitors.delivery.transports.hook import HookShaped
 from agentmonitors.workspace import (
     WAKE_ALL,
     enable_file_path,
@@ -46,37 +44,26 @@ __all__ = ["TRANSPORT", "FollowTransport"]
 ACTIVE = "active"
 
 
-class FollowTransport(BaseTransport):
+# Sized as the hook is: the line is made from the claim the hook's layout reserved.
+class FollowTransport(HookShaped):
     name = "follow"
     cap = MAX_FOLLOW_LINE
     min_cap = 80
-    # Sized as the hook is: the line is made from the claim the hook's layout reserved.
-    packing = HOOK_PACKING
     holds_daemon = True
-
-    def render(
-        self, claim: Mapping[str, Any], socket_path: str, *, more_deferred: bool, cap: int
-    ) -> tuple[str, list[str]]:
-        return render_hook_shown(claim, socket_path, more_deferred=more_deferred, cap=cap)
 
     def reserve_rendered(
         self, service: DeliveryService, request: Mapping[str, Any]
     ) -> dict[str, Any]:
         """``sessionId`` required (the AgentMon session followed); ``cap`` at least 80."""
-        session_id = request.get("sessionId")
-        if not isinstance(session_id, str):
-            raise InvalidRequest("the follow transport needs sessionId")
-        cap = request.get("cap")
-        if cap is not None and cap < self.min_cap:
-            raise InvalidRequest(f"the follow transport's cap is at least {self.min_cap}")
+        session_id = self.required(request, "sessionId")
+        cap = self.requested_cap(request)
         return _reserve_follow(service, session_id, socket_path=request["socketPath"], cap=cap)
 
     def doctor(
         self, records: Sequence[dict[str, Any]], leads: Sequence[Lead], expected: Expected
     ) -> TransportHealth:
         health = _follow_health(records, leads, expected)
-        _live_setting_problem(health, expected.workspace)
-        _wake_setting_problem(health, expected.workspace)
+        _setting_problems(health, expected.workspace)
         return health
 
     def describe_binding(self, bound: Mapping[str, Any]) -> str:
@@ -193,32 +180,25 @@ def _follow_health(
     return transport
 
 
-def _live_setting_problem(transport: TransportHealth, workspace: str) -> None:
-    """An enable file ``live:`` value that is neither on nor off (session start then
-    keeps offering live updates, its default)."""
-    value = read_local_state(workspace).live
-    if live_setting(value) is None:
-        path = enable_file_path(workspace)
-        transport.add(
-            "live-setting-invalid",
-            f"{path}: live: {value!r} is neither on nor off, so session start keeps offering"
-            " live updates (the default)",
-            f"write `live: on` or `live: off` in {path}",
-        )
-
-
-def _wake_setting_problem(transport: TransportHealth, workspace: str) -> None:
-    """An enable file ``wake:`` value that is neither all nor high (every urgency then
-    wakes an idle session, the default)."""
-    value = read_local_state(workspace).wake
-    if wake_setting(value) is None:
-        path = enable_file_path(workspace)
-        transport.add(
-            "wake-setting-invalid",
-            f"{path}: wake: {value!r} is neither all nor high, so every change wakes an idle"
-            " session (the default)",
-            f"write `wake: all` or `wake: high` in {path}",
-        )
+def _setting_problems(transport: TransportHealth, workspace: str) -> None:
+    """Enable file ``live:`` and ``wake:`` values that are none of the words each takes;
+    the default then holds (session start keeps offering live updates; every urgency
+    wakes an idle session)."""
+    state = read_local_state(workspace)
+    settings = (
+        ("live", state.live, live_setting(state.live), "on", "off",
+         "session start keeps offering live updates (the default)"),
+        ("wake", state.wake, wake_setting(state.wake), "all", "high",
+         "every change wakes an idle session (the default)"),
+    )  # fmt: skip
+    for key, value, understood, first, second, fallback in settings:
+        if understood is None:
+            path = enable_file_path(workspace)
+            transport.add(
+                f"{key}-setting-invalid",
+                f"{path}: {key}: {value!r} is neither {first} nor {second}, so {fallback}",
+                f"write `{key}: {first}` or `{key}: {second}` in {path}",
+            )
 
 
 TRANSPORT = FollowTransport()

@@ -10,7 +10,7 @@ registry.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 from agentmonitors.delivery.heartbeats import is_stale
@@ -104,6 +104,21 @@ def freshness(record: Mapping[str, Any], expected: Expected) -> tuple[bool, str]
     fresh = not is_stale(dict(record), expected.wall_ms)
     updated = record.get("updatedAt")
     return fresh, updated if fresh and isinstance(updated, str) else ""
+
+
+def uncovered_leads(
+    transport: TransportHealth, leads: Sequence[Lead], covered: Container[str], why: str, fix: str
+) -> None:
+    """A ``<name>-lead-uncovered`` problem for each lead whose host session no heartbeat
+    of the transport covers; ``why`` ends the detail."""
+    for lead in leads:
+        if lead.host_session_id not in covered:
+            transport.add(
+                f"{transport.name}-lead-uncovered",
+                f"active lead session {lead.session_id} (host {lead.host_session_id}) has"
+                f" no {transport.name} heartbeat{why}",
+                fix,
+            )
 
 
 def binding_problems(

@@ -23,24 +23,31 @@ from agentmonitors.delivery.transports.health import (
     binding_problems,
     freshness,
     same_path,
+    uncovered_leads,
 )
 
 if TYPE_CHECKING:
     from agentmonitors.delivery.service import DeliveryService
 
-__all__ = ["TRANSPORT", "HookTransport"]
+__all__ = ["TRANSPORT", "HookShaped", "HookTransport"]
 
 
-class HookTransport(BaseTransport):
-    name = "hook"
-    cap = MAX_ADDITIONAL_CONTEXT
+class HookShaped(BaseTransport):
+    """A transport whose deliveries are laid out, sized and rendered as the hook's are
+    (the hook itself, a ``follow`` line's claim, a ``codex queue`` message)."""
+
     packing = HOOK_PACKING
-    decides_listening = True
 
     def render(
         self, claim: Mapping[str, Any], socket_path: str, *, more_deferred: bool, cap: int
     ) -> tuple[str, list[str]]:
         return render_hook_shown(claim, socket_path, more_deferred=more_deferred, cap=cap)
+
+
+class HookTransport(HookShaped):
+    name = "hook"
+    cap = MAX_ADDITIONAL_CONTEXT
+    decides_listening = True
 
     def reserve_rendered(
         self, service: DeliveryService, request: Mapping[str, Any]
@@ -97,16 +104,14 @@ def _hook_health(
         elif record is here[0]:
             binding_problems(transport, record, expected, "")
     if here:
-        for lead in leads:
-            if lead.host_session_id not in covered:
-                transport.add(
-                    "hook-lead-uncovered",
-                    f"active lead session {lead.session_id} (host {lead.host_session_id}) has"
-                    " no hook heartbeat: its hooks have not run `hook deliver` with this"
-                    " installation",
-                    "send a prompt in that session; if this stays, reinstall the agentmonitors"
-                    " plugin (its hooks run `agentmonitors hook deliver`)",
-                )
+        uncovered_leads(
+            transport,
+            leads,
+            covered,
+            ": its hooks have not run `hook deliver` with this installation",
+            "send a prompt in that session; if this stays, reinstall the agentmonitors"
+            " plugin (its hooks run `agentmonitors hook deliver`)",
+        )
     return transport
 
 

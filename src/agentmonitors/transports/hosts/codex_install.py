@@ -26,6 +26,7 @@ from agentmonitors.transports.hosts.install import (
     HookInstallError,
     Installed,
     read_json_object,
+    when_installed,
     write_json,
 )
 
@@ -52,11 +53,7 @@ def _session_start_command() -> str:
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": _MISSING_CLI}}
     )
     quoted = "'" + advisory.replace("'", "'\\''") + "'"
-    return (
-        "if command -v agentmonitors >/dev/null 2>&1; then "
-        f"agentmonitors session start {HOST_FLAG} || true; "
-        f"else printf '%s' {quoted}; fi"
-    )
+    return when_installed(f"agentmonitors session start {HOST_FLAG}", f"'%s' {quoted}")
 
 
 # Event → (command, timeout in seconds). Codex's own default is 600 s; a hook of ours

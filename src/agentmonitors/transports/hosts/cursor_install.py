@@ -18,6 +18,7 @@ from agentmonitors.transports.hosts.install import (
     HookInstallError,
     Installed,
     read_json_object,
+    when_installed,
     write_json,
 )
 
@@ -26,10 +27,7 @@ VERSION = 1
 
 
 def _guarded(command: str) -> str:
-    return (
-        f"if command -v agentmonitors >/dev/null 2>&1; then {command} || true; "
-        "else printf '{}'; fi"
-    )
+    return when_installed(command, "'{}'")
 
 
 # event -> (the command our entry runs, extra keys of the entry)

@@ -31,6 +31,16 @@ class Installed(NamedTuple):
     """What the user must still do (Codex's one-time trust step, say)."""
 
 
+def when_installed(command: str, otherwise: str) -> str:
+    """A hook's shell command: ``command`` when the CLI is on the PATH (its failure never
+    fails the hook), else ``printf`` with the arguments ``otherwise``, the host's "nothing"
+    or a word on why nothing is watched."""
+    return (
+        f"if command -v agentmonitors >/dev/null 2>&1; then {command} || true; "
+        f"else printf {otherwise}; fi"
+    )
+
+
 def install_hooks(host: str, workspace: str) -> Installed | None:
     """Install ``host``'s project hooks in ``workspace``; None when it has no hook file."""
     module_name = f"agentmonitors.transports.hosts.{host.replace('-', '_')}_install"
