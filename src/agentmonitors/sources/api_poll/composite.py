@@ -1,9 +1,9 @@
 """api-poll's composite mode: several part URLs rendered as one snapshot, in ``id`` order.
 
-Each part is asked conditionally (docs/architecture.md, "Speed"): the state keeps, per
-part id, the validators of its last answer, its body and a digest of its URL, so a 304
-is that part unchanged and its stored body is rendered again. A part whose server gives
-no validators keeps nothing beyond the rendering, as before.
+Each part is asked conditionally: the state keeps, per part id, the validators of its
+last answer, its body and a digest of its URL, so a 304 is that part unchanged and its
+stored body is rendered again. A part whose server gives no validators keeps nothing
+beyond the rendering.
 """
 
 from __future__ import annotations

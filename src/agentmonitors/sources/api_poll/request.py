@@ -2,7 +2,7 @@
 
 The single URL and each composite part send back the validators of the answer stored
 for them (``ETag`` as ``If-None-Match``, ``Last-Modified`` as ``If-Modified-Since``),
-so an unchanged endpoint answers 304 with no body (docs/architecture.md, "Speed").
+so an unchanged endpoint answers 304 with no body.
 """
 
 from __future__ import annotations
