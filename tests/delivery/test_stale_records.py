@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
-from agentmonitors.delivery import codex_home, host_process
+from agentmonitors.delivery.codex_home import session_home
+from agentmonitors.delivery.host_process import current_session
+from agentmonitors.workspace import data_root
 from tests.store.test_retention_in_daemon import pass_after_tick
 from tests.transports.clocked_project import Project, clocked_project  # noqa: F401
 from tests.transports.test_codex_hooks import fixture, run_hook
@@ -55,16 +57,14 @@ def test_records_go_once_their_process_or_thread_is_done_and_older_than_the_age(
     codex_hook(project, ["session", "start"], "session_start_startup", "kept-thread")
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-b"))
     codex_hook(project, ["session", "start"], "session_start_startup", "ended-thread")
-    processes, threads = host_process.records_folder(), codex_home.records_folder()
+    processes = os.path.join(data_root(), "agentmonitors", "claude-code-processes")
+    threads = os.path.join(data_root(), "agentmonitors", "codex-homes")
     # A hook killed between its write and its rename leaves its partial file.
     (Path(processes) / f"{live_pid}.99999.tmp").write_text("x")
-    kept_name, ended_name = (
-        codex_home.record_name("kept-thread"),
-        codex_home.record_name("ended-thread"),
-    )
+    kept_name, ended_name = "kept-thread.home", "ended-thread.home"
     assert records(processes) == {dead_pid, live_pid, f"{live_pid}.99999.tmp"}
     assert records(threads) == {kept_name, ended_name}
-    # Written now on the daemon's clock, which the test set (the hooks ran on the real one).
+    # Written now on the daemon's clock, which the test set (the hooks wrote on the real one).
     written_s = project.daemon.now_ms / 1000
     for folder in (processes, threads):
         for name in os.listdir(folder):
@@ -75,7 +75,7 @@ def test_records_go_once_their_process_or_thread_is_done_and_older_than_the_age(
     code, _out, err = project.hook(["session", "end", "--host", "codex"], ended)
     assert code == 0, err
     project.daemon.advance(DAY_S)
-    assert pass_after_tick(project)["recordsRemoved"] == {}
+    assert pass_after_tick(project).get("recordsRemoved", {}) == {}
     assert records(processes) == {dead_pid, live_pid, f"{live_pid}.99999.tmp"}
     assert records(threads) == {kept_name, ended_name}
 
@@ -84,15 +84,16 @@ def test_records_go_once_their_process_or_thread_is_done_and_older_than_the_age(
     # the other thread's session was active until a day in, and its record stays.
     project.daemon.advance(6 * DAY_S + DAY_S // 2)
     last = pass_after_tick(project)
-    assert last["removed"]["agent_sessions"] == 1
-    assert last["recordsRemoved"] == {"processRecords": 2, "threadRecords": 1}
     assert records(processes) == {live_pid}
     assert records(threads) == {kept_name}
-    assert codex_home.session_home("kept-thread") == str(tmp_path / "codex-a")
-    assert host_process.current_session(live_pid) == "open-terminal"
+    assert last["removed"]["agent_sessions"] == 1
+    assert last["recordsRemoved"] == {"processRecords": 2, "threadRecords": 1}
+    assert session_home("kept-thread") == str(tmp_path / "codex-a")
+    assert current_session(live_pid) == "open-terminal"
 
     # A day later that session is a week past its last activity too: it and its record go.
     project.daemon.advance(DAY_S)
-    assert pass_after_tick(project)["recordsRemoved"] == {"threadRecords": 1}
+    last = pass_after_tick(project)
     assert records(threads) == set()
     assert records(processes) == {live_pid}
+    assert last["recordsRemoved"] == {"threadRecords": 1}
