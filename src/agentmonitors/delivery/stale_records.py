@@ -4,7 +4,7 @@ Each Claude Code SessionStart writes which session its process runs
 (``delivery/host_process.py``), and each Codex SessionStart the ``CODEX_HOME`` its thread
 runs under (``delivery/codex_home.py``): a small file each, in a folder every workspace
 of the user shares. The daemon's retention pass (``daemon/retention.py``) removes the
-stale ones, never the hook path (docs/architecture.md, "Live updates"):
+stale ones, never the hook path (docs/durability.md, "Retention"):
 
 - a process record once its process is gone and the record is older than the
   retention age (a pid reused since keeps it until that process ends too);
