@@ -26,6 +26,8 @@ MONITORS = {
     "remote": "watch:\n  type: api-poll\n  url: http://127.0.0.1:9/x\n  interval: 5m\n",
     "weekly": 'watch:\n  type: schedule\n  cron: "0 9 * * 1"\n',
     "broken": "watch:\n  type: command-poll\n  interval: 5m\n",
+    "pulled": "watch:\n  type: incoming-changes\n  paths: [docs/]\n",
+    "upstream": "watch:\n  type: incoming-changes\n  paths: [src/]\n  cwd: ../upstream\n",
 }
 # What a plain validate never needs: each is loaded by click or by observing only.
 UNUSED = ("click", "asyncio", "logging", "httpx2", "pydantic", "yaml", "subprocess")
@@ -40,6 +42,8 @@ OBSERVING = (
     "agentmonitors.sources.file_fingerprint",
     "agentmonitors.sources.schedule",
     "agentmonitors.sources.collections_diff",
+    "agentmonitors.sources.incoming_changes.source",
+    "agentmonitors.sources.incoming_changes.git_refs",
 )
 
 
@@ -68,8 +72,9 @@ def test_a_plain_validate_loads_nothing_it_does_not_use(workspace: Path) -> None
     checked = run_hook_command(["validate", "--format", "json"], {}, workspace)
     assert checked.code == 1, checked.err
     report = json.loads(checked.out)
-    assert (report["valid"], report["invalid"]) == (4, 1)
-    assert {item["id"] for item in report["awaitingApproval"]} == {"status", "remote"}
+    assert (report["valid"], report["invalid"]) == (6, 1)
+    awaiting = {item["id"] for item in report["awaitingApproval"]}
+    assert awaiting == {"status", "remote", "upstream"}
     loaded = {name.split(".")[0] for name in checked.modules} | checked.modules
     assert loaded.isdisjoint(UNUSED), sorted(loaded & set(UNUSED))
     assert checked.modules.isdisjoint(OBSERVING), sorted(checked.modules & set(OBSERVING))

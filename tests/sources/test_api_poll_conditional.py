@@ -154,3 +154,56 @@ def test_validators_are_sent_back_and_a_304_is_unchanged(
         "no-change",
     ]
     daemon.stop()
+
+
+def add_composite(root: Path, monitor_id: str, server: CountingServer) -> None:
+    folder = root / ".claude" / "monitors" / monitor_id
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "MONITOR.md").write_text(
+        "---\nwatch:\n  type: api-poll\n  interval: 1m\n  change-detection:\n"
+        "    composite:\n      object-key: board\n      parts:\n"
+        f"        - id: tagged\n          url: {server.url('/etag')}\n"
+        f"        - id: dated\n          url: {server.url('/dated')}\n"
+        "---\nRead the board.\n"
+    )
+
+
+def test_each_composite_part_is_asked_conditionally(
+    workspace: Path, server: CountingServer, daemon: ClockedDaemon
+) -> None:
+    add_composite(workspace, "board", server)
+    assert main(["monitor", "approve", "--yes", "--all", "--workspace", str(workspace)]) == 0
+    daemon.start()
+    assert daemon.new_events() == []  # the first rendering is the baseline
+    assert server.full == {"/etag": 1, "/dated": 1}
+
+    # Nothing changed: each part sends back its own validators and answers 304; the
+    # stored bodies render the same snapshot, so nothing is reported.
+    for _ in range(3):
+        daemon.advance(60)
+        assert daemon.tick()["erroredObservations"] == []
+    assert daemon.new_events() == []
+    assert server.full == {"/etag": 1, "/dated": 1}
+    assert server.not_modified == {"/etag": 3, "/dated": 3}
+    assert sorted(server.conditions[-2:]) == [
+        ("/dated", None, "Tue, 14 Nov 2023 22:13:21 GMT"),
+        ("/etag", '"v1"', None),
+    ]
+
+    # A new version is a full answer per part and one event, diffed against the baseline.
+    server.version = 2
+    daemon.advance(60)
+    assert daemon.tick()["erroredObservations"] == []
+    assert [event[0] for event in daemon.new_events()] == ["board"]
+    assert server.full == {"/etag": 2, "/dated": 2}
+    (diff,) = daemon.query("SELECT diff_text FROM monitor_events WHERE monitor_id = 'board'")
+    assert diff[0] == "- 2: release 1\n+ 2: release 2\n- 6: release 1\n+ 6: release 2"
+
+    # The new validators are sent next: 304s again, the stored new bodies, nothing twice.
+    daemon.advance(60)
+    assert daemon.tick()["erroredObservations"] == []
+    assert daemon.new_events() == []
+    assert server.full == {"/etag": 2, "/dated": 2}
+    assert server.not_modified == {"/etag": 4, "/dated": 4}
+    assert daemon.results("board") == ["no-change"] * 4 + ["triggered", "no-change"]
+    daemon.stop()

@@ -21,6 +21,10 @@ CONFIGS: dict[str, list[dict[str, Any]]] = {
         {"command": ["make"], "cwd": "sub", "env": {"A": "1"}},
     ],
     "schedule": [{"cron": "0 9 * * 1"}],
+    "incoming-changes": [
+        {"paths": ["docs/"]},
+        {"paths": ["src/", "*.md"], "branch": "main", "cwd": "../other-repo"},
+    ],
 }
 
 

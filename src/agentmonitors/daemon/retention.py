@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentmonitors.clock import Clock, iso_from_ms
+from agentmonitors.delivery.stale_records import prune_stale_records
 from agentmonitors.store.database import Database, StoreError
 from agentmonitors.store.retention import DEFAULT_RETENTION_MS, Pruner, retention_setting
 from agentmonitors.workspace import enable_file_path, read_local_state
@@ -85,14 +86,36 @@ class RetentionRunner:
             self._handle = asyncio.get_running_loop().call_later(STEP_GAP_S, self._step)
             return
         self._pruner = self._handle = None
+        records = self._prune_records(pruner.cutoff_s)
         self.last_pass = {
             "at": iso_from_ms(self.clock.now_ms()),
             "removed": dict(pruner.removed),
+            "recordsRemoved": records,
             "tookMs": round((time.monotonic() - self._started) * 1000),
         }
         if pruner.removed:
             counts = ", ".join(f"{rows} {table}" for table, rows in sorted(pruner.removed.items()))
             self.out(f"AgentMon pruned rows older than the retention age: {counts}.")
+        if records:
+            counts = ", ".join(f"{files} {kind}" for kind, files in sorted(records.items()))
+            self.out(f"AgentMon removed stale session records from the data folder: {counts}.")
+
+    def _prune_records(self, cutoff_s: int) -> dict[str, int]:
+        """The per-process and per-thread records the sessions left in the user's data
+        folder, once stale (delivery/stale_records.py); the sessions kept date theirs."""
+        try:
+            with self.db.read() as conn:
+                kept = {
+                    str(thread): float(active)
+                    for thread, active in conn.execute(
+                        "SELECT host_session_id, MAX(last_active_at) FROM agent_sessions"
+                        " GROUP BY host_session_id"
+                    )
+                }
+        except StoreError as error:
+            log.warning("reading the sessions kept failed: %s", error)
+            return {}
+        return prune_stale_records(cutoff_s, kept)
 
     def close(self) -> None:
         if self._handle is not None:

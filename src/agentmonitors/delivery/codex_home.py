@@ -22,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["codex_home", "record_session_home", "session_home"]
+__all__ = ["codex_home", "record_name", "record_session_home", "records_folder", "session_home"]
 
 MAX_HOME_BYTES = 4096
 
@@ -35,9 +35,19 @@ def codex_home(environ: Mapping[str, str]) -> str:
     return os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".codex")
 
 
+def records_folder() -> str:
+    """Where the records are: one file per thread (pruned by the daemon once stale,
+    ``delivery/stale_records.py``)."""
+    return os.path.join(data_root(), "agentmonitors", "codex-homes")
+
+
+def record_name(thread_id: str) -> str:
+    """The file name of ``thread_id``'s record in :func:`records_folder`."""
+    return encode_host_session_id(thread_id) + ".home"
+
+
 def _record_path(thread_id: str) -> str:
-    folder = os.path.join(data_root(), "agentmonitors", "codex-homes")
-    return os.path.join(folder, encode_host_session_id(thread_id) + ".home")
+    return os.path.join(records_folder(), record_name(thread_id))
 
 
 def record_session_home(thread_id: str, environ: Mapping[str, str]) -> None:

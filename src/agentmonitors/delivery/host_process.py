@@ -15,13 +15,19 @@ import os
 
 from agentmonitors.workspace import data_root
 
-__all__ = ["current_session", "record_current_session"]
+__all__ = ["current_session", "record_current_session", "records_folder"]
 
 MAX_ID_BYTES = 512
 
 
+def records_folder() -> str:
+    """Where the records are: one file per process, named by its pid (pruned by the
+    daemon once the process is gone, ``delivery/stale_records.py``)."""
+    return os.path.join(data_root(), "agentmonitors", "claude-code-processes")
+
+
 def _record_path(host_pid: str) -> str:
-    return os.path.join(data_root(), "agentmonitors", "claude-code-processes", host_pid)
+    return os.path.join(records_folder(), host_pid)
 
 
 def record_current_session(host_pid: str | None, host_session_id: str) -> None:

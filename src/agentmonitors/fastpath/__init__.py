@@ -28,6 +28,8 @@ more than the figures):
   reads. test_scalar_frontmatter.py.
 - ``argv`` for ``click``: 81 ms, on every command run before click (``cli/main.py``).
   test_argv.py.
+- ``inotify`` for ``inotify_simple``: the one inotify binding, which the daemon's file
+  events and the follower's watch of one file (on the hook path) share. test_inotify.py.
 
 A bundled source's standard-library config reader (``sources/plain_config.py``, 145 ms of
 ``pydantic`` spared on a tick) stays beside the source models it mirrors, held to them by

@@ -31,6 +31,25 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
+from agentmonitors.fastpath.inotify import (
+    IN_ATTRIB,
+    IN_CLOSE_WRITE,
+    IN_CREATE,
+    IN_DELETE,
+    IN_DELETE_SELF,
+    IN_EXCL_UNLINK,
+    IN_IGNORED,
+    IN_ISDIR,
+    IN_MODIFY,
+    IN_MOVE_SELF,
+    IN_MOVED_FROM,
+    IN_MOVED_TO,
+    IN_ONLYDIR,
+    IN_Q_OVERFLOW,
+    IN_UNMOUNT,
+    Inotify,
+)
+
 logger = logging.getLogger("agentmonitors.hints")
 
 WATCH_LIMIT_ENV = "AGENTMONITORS_FILE_WATCH_LIMIT"
@@ -47,23 +66,6 @@ RESCAN_S = 2.0
 """How often unwatched folders are rescanned, and watching them tried again."""
 OVERFLOW_LOG_EVERY_S = 600.0
 """After the first overflow, another is logged no more often than this."""
-
-# The kernel's constants (linux/inotify.h), stable ABI.
-IN_MODIFY = 0x2
-IN_ATTRIB = 0x4
-IN_CLOSE_WRITE = 0x8
-IN_MOVED_FROM = 0x40
-IN_MOVED_TO = 0x80
-IN_CREATE = 0x100
-IN_DELETE = 0x200
-IN_DELETE_SELF = 0x400
-IN_MOVE_SELF = 0x800
-IN_UNMOUNT = 0x2000
-IN_Q_OVERFLOW = 0x4000
-IN_IGNORED = 0x8000
-IN_ONLYDIR = 0x01000000
-IN_EXCL_UNLINK = 0x04000000
-IN_ISDIR = 0x40000000
 
 WATCH_MASK = (
     IN_MODIFY
@@ -91,7 +93,8 @@ class InotifyEvent(Protocol):
 
 
 class Notifier(Protocol):
-    """The inotify instance as used here (``inotify_simple.INotify``'s methods)."""
+    """The inotify instance as used here (``fastpath.inotify.Inotify``'s methods; a test
+    wraps one to drop events as an overflowing queue does)."""
 
     def fileno(self) -> int: ...
     def add_watch(self, path: str, mask: int) -> int: ...
@@ -105,11 +108,7 @@ NotifierFactory = Callable[[], Notifier]
 
 def default_notifier() -> Notifier:
     """A non-blocking inotify instance (raises ``ImportError`` where there is none)."""
-    # Lazy: Linux only, and only a daemon that watches files needs it.
-    from inotify_simple import INotify
-
-    notifier: Notifier = INotify(nonblocking=True)
-    return notifier
+    return Inotify()
 
 
 def contains(root: str, path: str) -> bool:

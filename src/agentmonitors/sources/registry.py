@@ -44,6 +44,7 @@ BUNDLED_APPROVALS: dict[str, str | None] = {
     "api-poll": "agentmonitors.sources.api_poll.traits:config_approval",
     "command-poll": "agentmonitors.sources.command_poll.approval:approval",
     "schedule": None,
+    "incoming-changes": "agentmonitors.sources.incoming_changes.approval:approval",
 }
 
 

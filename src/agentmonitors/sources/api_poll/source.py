@@ -8,9 +8,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.monitor.durations import duration_ms
 from agentmonitors.sources.api_poll import traits as api_poll_traits
+from agentmonitors.sources.api_poll.composite import observe_composite
 from agentmonitors.sources.api_poll.http_fetch import (
     FetchedResponse,
     FetchError,
@@ -18,16 +18,13 @@ from agentmonitors.sources.api_poll.http_fetch import (
     open_client,
 )
 from agentmonitors.sources.api_poll.plain import (
-    MAX_COMPOSITE_BYTES,
-    MAX_COMPOSITE_CONCURRENCY,
     ApiChangeDetectionSettings,
     ApiPollSettings,
     AuthSettings,
-    CompositePartSettings,
-    CompositeSettings,
     Strategy,
     plain_config,
 )
+from agentmonitors.sources.api_poll.request import Request, conditional_headers, with_validators
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.collections_diff import (
     KEYED_SNAPSHOT_FIELD,
@@ -42,7 +39,7 @@ from agentmonitors.sources.observation import (
     ObservationContext,
     ObservationResult,
 )
-from agentmonitors.sources.permit import WORKSPACE_ONLY, Permit
+from agentmonitors.sources.permit import Permit
 from agentmonitors.sources.redact import display_url, is_sensitive_name, redact_url
 from agentmonitors.sources.traits import Approval
 
@@ -77,7 +74,7 @@ class ApiPollSource(ModelSource):
         request = _request_for(parsed, context.permit)
         detection = parsed.change_detection
         if detection is not None and detection.composite is not None:
-            return await _observe_composite(request, detection.composite, context)
+            return await observe_composite(request, detection.composite, context)
         assert parsed.url is not None  # the model requires it outside composite mode
         return await _observe_url(request, parsed.url, detection, context)
 
@@ -85,22 +82,7 @@ class ApiPollSource(ModelSource):
 # --- observe ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Request:
-    """What every request of one observation shares."""
-
-    method: str
-    headers: dict[str, str]
-    timeout_ms: int
-    # Credential values to mask if they ever surface in an error message.
-    secrets: list[str] = field(default_factory=list)
-    # What this monitor may send, and where: checked by every request (sources/permit.py).
-    permit: Permit = WORKSPACE_ONLY
-    # The variables whose values the requests carry (auth.token-env).
-    secret_env: tuple[str, ...] = ()
-
-
-def _request_for(config: ApiPollSettings, permit: Permit) -> _Request:
+def _request_for(config: ApiPollSettings, permit: Permit) -> Request:
     headers, secrets = _auth_headers(config.auth)
     for name, value in (config.headers or {}).items():
         # Authored headers come after auth: an explicit Authorization wins.
@@ -111,9 +93,7 @@ def _request_for(config: ApiPollSettings, permit: Permit) -> _Request:
             secrets.append(value)
     auth = config.auth
     secret_env = (auth.token_env,) if auth is not None and auth.token_env else ()
-    return _Request(
-        config.method, headers, duration_ms(config.timeout), secrets, permit, secret_env
-    )
+    return Request(config.method, headers, duration_ms(config.timeout), secrets, permit, secret_env)
 
 
 def _auth_headers(auth: AuthSettings | None) -> tuple[dict[str, str], list[str]]:
@@ -155,7 +135,7 @@ def _env(name: str) -> str | None:
 
 
 async def _observe_url(
-    request: _Request,
+    request: Request,
     url: str,
     detection: ApiChangeDetectionSettings | None,
     context: ObservationContext,
@@ -181,7 +161,7 @@ async def _observe_url(
     if response.status == 304 and previous is not None and headers is not request.headers:
         # Not modified since the stored answer: an unchanged observation that cost the
         # endpoint no body (and, on many APIs, nothing of the rate limit).
-        return ObservationResult(next_state=_with_validators(previous, response))
+        return ObservationResult(next_state=with_validators(previous, response))
     strategy: Strategy = explicit or _inferred_strategy(response.content_type)
     if strategy != "status-code" and not response.ok:
         raise FetchError(
@@ -208,7 +188,7 @@ async def _observe_url(
         )
         return ObservationResult(
             observations=observations,
-            next_state=_with_validators(
+            next_state=with_validators(
                 {"body": body, "status": response.status, KEYED_SNAPSHOT_FIELD: items}, response
             ),
         )
@@ -235,55 +215,17 @@ async def _observe_url(
     )
     return ObservationResult(
         observations=observations,
-        next_state=_with_validators(next_state, response),
+        next_state=with_validators(next_state, response),
         warnings=warnings,
         baselines=baselines,
     )
 
 
-# The state keys of the validators a conditional request sends back.
-_ETAG = "etag"
-_LAST_MODIFIED = "lastModified"
-_CONDITIONAL_HEADERS = {"if-none-match", "if-modified-since"}
-
-
 def _conditional_headers(
     headers: dict[str, str], previous: Mapping[str, Any] | None
 ) -> dict[str, str]:
-    """``headers`` plus ``If-None-Match``/``If-Modified-Since`` from the stored answer.
-
-    Returns ``headers`` itself (the same object) when nothing is added: there is no
-    stored answer, it had no validators, or the author set a conditional header.
-    """
-    if not _has_baseline(previous) or any(name.lower() in _CONDITIONAL_HEADERS for name in headers):
-        return headers
-    assert previous is not None
-    added = dict(headers)
-    etag, modified = previous.get(_ETAG), previous.get(_LAST_MODIFIED)
-    if isinstance(etag, str) and etag:
-        added["If-None-Match"] = etag
-    if isinstance(modified, str) and modified:
-        added["If-Modified-Since"] = modified
-    return added if len(added) > len(headers) else headers
-
-
-def _with_validators(state: Mapping[str, Any], response: FetchedResponse) -> dict[str, Any]:
-    """``state`` with the response's ``ETag``/``Last-Modified`` (a 2xx or 304 only).
-
-    A 304 may repeat or renew them; validators of an error answer are never kept, since
-    a later 304 must mean "the answer already stored".
-    """
-    kept = dict(state)
-    if not (response.ok or response.status == 304):
-        kept.pop(_ETAG, None)
-        kept.pop(_LAST_MODIFIED, None)
-        return kept
-    for key, value in ((_ETAG, response.etag), (_LAST_MODIFIED, response.last_modified)):
-        if value:
-            kept[key] = value
-        elif response.status != 304:
-            kept.pop(key, None)
-    return kept
+    """``conditional_headers`` from the stored answer, once there is one."""
+    return conditional_headers(headers, previous if _has_baseline(previous) else None)
 
 
 def _response_observation(
@@ -347,110 +289,3 @@ def _parses(text: str) -> bool:
     except (ValueError, RecursionError):
         return False
     return True
-
-
-# --- composite ----------------------------------------------------------------------
-
-
-async def _observe_composite(
-    request: _Request, composite: CompositeSettings, context: ObservationContext
-) -> ObservationResult:
-    rendered = await _render_composite(request, composite)
-    previous = context.previous_state
-    next_state = {"composite": rendered}
-    if not isinstance(previous, Mapping) or not isinstance(previous.get("composite"), str):
-        # The first rendering is kept as the snapshot the first change is diffed against.
-        first = Observation(
-            title=composite.title or f"Composite snapshot: {composite.object_key}",
-            snapshot_text=rendered,
-            snapshot={"objectKey": composite.object_key, "partCount": len(composite.parts)},
-            object_key=composite.object_key,
-        )
-        return ObservationResult(next_state=next_state, baselines=[first])
-    if previous["composite"] == rendered:
-        return ObservationResult(next_state=next_state)
-    title = composite.title or f"Composite snapshot: {composite.object_key}"
-    ids = sorted(part.id for part in composite.parts)
-    return ObservationResult(
-        observations=[
-            Observation(
-                title=title,
-                summary=title,
-                payload={"objectKey": composite.object_key, "parts": [{"id": i} for i in ids]},
-                snapshot_text=rendered,
-                snapshot={"objectKey": composite.object_key, "partCount": len(ids)},
-                object_key=composite.object_key,
-                query_scope={"objectKey": composite.object_key},
-            )
-        ],
-        next_state=next_state,
-    )
-
-
-async def _render_composite(request: _Request, composite: CompositeSettings) -> str:
-    """Every part fetched (≤ 5 at once), rendered in ``id`` order; any failure fails all."""
-    # Lazy: asyncio is a third of `validate`, which loads this module and fetches nothing.
-    import asyncio
-
-    gate = asyncio.Semaphore(MAX_COMPOSITE_CONCURRENCY)
-    sections: dict[int, tuple[str, str]] = {}
-    total = 0
-
-    async def fetch_part(index: int, part: CompositePartSettings) -> None:
-        nonlocal total
-        async with gate:
-            response = await fetch(
-                client,
-                part.url,
-                method=request.method,
-                headers=request.headers,
-                timeout_ms=request.timeout_ms,
-                secrets=request.secrets,
-                permit=request.permit,
-                secret_env=request.secret_env,
-            )
-        if not response.ok:
-            raise FetchError(
-                f'api-poll received HTTP {response.status} from composite part "{part.id}" '
-                f"({display_url(part.url)}) — check auth/url; not establishing a baseline on "
-                "an error response"
-            )
-        total += len(_section(part.id, response.body).encode())
-        if total > MAX_COMPOSITE_BYTES:
-            raise FetchError(
-                f'api-poll composite "{composite.object_key}" exceeded the '
-                f"{MAX_COMPOSITE_BYTES}-byte cumulative rendered-artifact budget after part "
-                f'"{part.id}" ({total} bytes so far) — reduce the number or size of parts '
-                "or split the monitor"
-            )
-        sections[index] = (part.id, response.body)
-
-    async with open_client(request.timeout_ms) as client:
-        try:
-            async with asyncio.TaskGroup() as group:
-                for index, part in enumerate(composite.parts):
-                    group.create_task(fetch_part(index, part))
-        except BaseExceptionGroup as failures:
-            raise _first_leaf(failures) from None
-    ordered = sorted(sections.values(), key=lambda section: section[0])
-    rendered = "\n\n".join(_section(part_id, body) for part_id, body in ordered)
-    size = len(rendered.encode())
-    if size > MAX_COMPOSITE_BYTES:
-        raise FetchError(
-            f'api-poll composite "{composite.object_key}" exceeded the {MAX_COMPOSITE_BYTES}-byte '
-            f"cumulative rendered-artifact budget ({size} bytes across {len(ordered)} rendered "
-            "parts including separators) — reduce the number or size of parts or split the "
-            "monitor"
-        )
-    return rendered
-
-
-def _section(part_id: str, body: str) -> str:
-    return f"## {part_id}\n{body}"
-
-
-def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    first = group.exceptions[0]
-    if isinstance(first, BaseExceptionGroup):
-        return _first_leaf(first)
-    return first

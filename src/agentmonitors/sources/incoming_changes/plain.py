@@ -8,10 +8,13 @@ this module reads a validated block into :class:`IncomingChangesSettings` withou
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
 from agentmonitors.sources import plain_config as plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """What incoming-changes says about itself beyond observing (see ``sources/traits.py``).
 
-Kept apart from the observing code in ``incoming_changes/__init__.py``; its source
+Kept apart from the observing code in ``incoming_changes/source.py``; its source
 class takes these as class attributes.
 """
 
