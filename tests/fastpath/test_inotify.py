@@ -1,8 +1,7 @@
 """The one inotify binding, used by the daemon's file events and the follower's watch.
 
-It is held to the kernel's behaviour and to the ``inotify_simple`` package the daemon
-used before (where that package is still installed): the same events, in the same
-order, for the same changes.
+It is held to the kernel's behaviour: the events, in their order, that a set of
+changes makes.
 """
 
 from __future__ import annotations
@@ -105,19 +104,3 @@ def test_events_are_the_kernels(tmp_path: Path) -> None:
         inotify.close()
     with pytest.raises(ValueError, match="closed"):
         inotify.fileno()
-
-
-def test_the_same_events_as_the_package_it_replaces(tmp_path: Path) -> None:
-    inotify_simple = pytest.importorskip("inotify_simple")
-    ours, theirs = Inotify(), inotify_simple.INotify(nonblocking=True)
-    try:
-        ours.add_watch(str(tmp_path), WATCH_MASK)
-        theirs.add_watch(str(tmp_path), WATCH_MASK)
-        changes(tmp_path)
-        mine = [(e.wd, e.mask, e.cookie != 0, e.name) for e in ours.read()]
-        reference = [(e.wd, e.mask, e.cookie != 0, e.name) for e in theirs.read(timeout=0)]
-        assert mine == reference
-        assert len(mine) == 9
-    finally:
-        ours.close()
-        theirs.close()
