@@ -403,10 +403,15 @@ def rss_slope_mib_per_hour(samples: list[Sample]) -> float:
 
 class Soak:
     def __init__(
-        self, minutes: float, warmup_minutes: float, memory_probe: Path | None = None
+        self,
+        minutes: float,
+        warmup_minutes: float,
+        memory_probe: Path | None = None,
+        traced: bool = True,
     ) -> None:
         self.minutes = minutes
         self.memory_probe = memory_probe
+        self.traced = traced
         self.warmup_minutes = warmup_minutes
         self.base = Path(tempfile.mkdtemp(prefix="am-soak-"))
         self.endpoint = Endpoint()
@@ -424,7 +429,9 @@ class Soak:
         # after it (see memory_probe.py); its figures then include tracemalloc's own cost.
         probe = str(Path(__file__).with_name("memory_probe.py"))
         launcher = (
-            [sys.executable, probe, "run", str(self.memory_probe), "--"]
+            [sys.executable, probe, "run", str(self.memory_probe)]
+            + ([] if self.traced else ["--untraced"])
+            + ["--"]
             if self.memory_probe is not None
             else [SCRIPT]
         )
@@ -690,6 +697,11 @@ def main() -> None:
         metavar="DIR",
         help="trace the daemon's memory and probe it into DIR at warm-up end and every 5 min",
     )
+    parser.add_argument(
+        "--untraced",
+        action="store_true",
+        help="with --memory-probe: no tracemalloc, so RSS is the daemon's own",
+    )
     args = parser.parse_args()
     warmup = args.warmup_minutes
     if warmup is None:
@@ -701,7 +713,7 @@ def main() -> None:
         f"(warm-up {warmup:g} min)",
         flush=True,
     )
-    soak = Soak(args.minutes, warmup, args.memory_probe)
+    soak = Soak(args.minutes, warmup, args.memory_probe, traced=not args.untraced)
     try:
         result = soak.run()
     finally:

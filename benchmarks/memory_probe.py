@@ -9,6 +9,8 @@ Python's own allocations (``tracemalloc``), SQLite's page caches and statements
 (``sqlite3_memory_used``, allocated outside Python), the C heap as glibc sees it
 (``mallinfo2``: in use, free but kept, memory-mapped), and the live objects by type.
 ``compare`` prints the lines whose traced memory grew most between two probes.
+``run --untraced`` leaves ``tracemalloc`` off, so RSS is the command's own and each probe
+records the other three views only.
 """
 
 from __future__ import annotations
@@ -89,11 +91,12 @@ def _object_counts(top: int = 25) -> dict[str, int]:
 
 
 def _probe(out: Path, number: int) -> None:
-    snapshot = tracemalloc.take_snapshot().filter_traces(
-        (tracemalloc.Filter(False, tracemalloc.__file__),)
-    )
-    with (out / f"probe-{number}.pickle").open("wb") as handle:
-        pickle.dump(snapshot, handle)
+    if tracemalloc.is_tracing():
+        snapshot = tracemalloc.take_snapshot().filter_traces(
+            (tracemalloc.Filter(False, tracemalloc.__file__),)
+        )
+        with (out / f"probe-{number}.pickle").open("wb") as handle:
+            pickle.dump(snapshot, handle)
     current, peak = tracemalloc.get_traced_memory()
     record: dict[str, Any] = {
         "probe": number,
@@ -110,9 +113,10 @@ def _probe(out: Path, number: int) -> None:
         handle.write(json.dumps(record) + "\n")
 
 
-def run(out: Path, argv: list[str]) -> None:
+def run(out: Path, argv: list[str], traced: bool = True) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    tracemalloc.start(FRAMES)
+    if traced:
+        tracemalloc.start(FRAMES)
     probes = iter(range(1, 1_000_000))
 
     def on_signal(_signum: int, _frame: object) -> None:
@@ -149,6 +153,12 @@ def main() -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     run_parser = commands.add_parser("run", help="run an agentmonitors command, traced")
     run_parser.add_argument("out", type=Path)
+    run_parser.add_argument(
+        "--untraced",
+        action="store_true",
+        help="no tracemalloc: the probes record the C heap, SQLite and objects only, and"
+        " RSS is the command's own",
+    )
     run_parser.add_argument("argv", nargs=argparse.REMAINDER)
     compare_parser = commands.add_parser("compare", help="what grew between two probes")
     compare_parser.add_argument("before", type=Path)
@@ -159,7 +169,7 @@ def main() -> None:
         argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
         if argv[:1] == ["agentmonitors"]:
             argv = argv[1:]
-        run(args.out, argv)
+        run(args.out, argv, traced=not args.untraced)
     else:
         compare(args.before, args.after, args.top)
 

@@ -18,6 +18,7 @@ from agentmonitors.daemon.channels import attached_until
 from agentmonitors.daemon.codex_wake import CodexWaker
 from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.daemon.db_lock import DatabaseLock
+from agentmonitors.daemon.heap import HeapTrimmer
 from agentmonitors.daemon.live_waits import LiveWaits
 from agentmonitors.daemon.method_table import method_table
 from agentmonitors.daemon.retention import RetentionRunner
@@ -91,6 +92,7 @@ class Daemon:
         self.registry = registry
         self.clock: Clock = clock or SystemClock()
         self.out = out
+        self._heap = HeapTrimmer()
         self.db = Database(options.db_path)
         self.runtime = workspace_runtime(
             self.db,
@@ -398,6 +400,9 @@ class Daemon:
             log.error("AgentMon runtime tick failed: %s", error)
             return None
         self.report(result)
+        # Freed memory goes back after work done anyway (docs/architecture.md, "Memory
+        # over weeks"); a failed tick frees little.
+        self._heap.after_work()
         return result
 
     def _next_tick_delay_s(self, result: TickResult | None) -> float:
