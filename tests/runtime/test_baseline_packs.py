@@ -8,6 +8,7 @@ Driven as a user would: a project with a file-fingerprint monitor over more file
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Callable
@@ -151,3 +152,24 @@ def test_retention_drops_packed_texts_a_newer_snapshot_replaced(tmp_path: Path) 
         assert [latest_snapshot(conn, "/w", "m", key) for key in "abc"] == ["A0", "B1", "C0"]
         assert sorted(key for key, _ in baseline_packs.keys(conn, "/w", "m")) == ["a", "c"]
     db.close()
+
+
+def test_a_rendered_shape_packs_the_artifact_its_first_change_is_diffed_against(
+    project: Path,
+) -> None:
+    add_monitor(
+        project,
+        "tree",
+        MONITOR.replace("urgency: low\n", "urgency: low\nshape:\n  render: rendered\n"),
+    )
+    once_json(project)
+    assert rows(project, "SELECT COUNT(*) FROM monitor_snapshots") == [(0,)]
+    path = project / "tree" / "beta" / "f07.txt"
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    path.write_text("rewritten\n")
+    after = hashlib.sha256(b"rewritten\n").hexdigest()
+    (event,) = changed_once(project)
+    # The baseline kept the rendered artifact (hash and path), not the file's text.
+    assert diff_of(project, event).startswith(
+        f"- 2: - currentHash: {before}\n+ 2: - currentHash: {after}"
+    )
