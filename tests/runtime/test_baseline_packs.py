@@ -151,6 +151,10 @@ def test_retention_drops_packed_texts_a_newer_snapshot_replaced(tmp_path: Path) 
     with db.read() as conn:
         assert [latest_snapshot(conn, "/w", "m", key) for key in "abc"] == ["A0", "B1", "C0"]
         assert sorted(key for key, _ in baseline_packs.keys(conn, "/w", "m")) == ["a", "c"]
+    # verify's scratch clean-up takes an object's every trace, its packed text too.
+    with db.write() as conn:
+        assert baseline_packs.forget_key(conn, "/w", "m", "a") == 1
+        assert [latest_snapshot(conn, "/w", "m", key) for key in "abc"] == [None, "B1", "C0"]
     db.close()
 
 
