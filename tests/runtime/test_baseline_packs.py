@@ -136,25 +136,33 @@ def test_a_second_baseline_compares_with_the_packs_and_stores_only_what_moved(
 def test_retention_drops_packed_texts_a_newer_snapshot_replaced(tmp_path: Path) -> None:
     db = Database(str(tmp_path / "store.db"))
     day = 86_400_000
+    texts = [(f"k{index:03}", f"{index}".ljust(300, ".")) for index in range(300)]
     with db.write() as conn:
-        baseline_packs.write(conn, "/w", "m", [("a", "A0"), ("b", "B0"), ("c", "C0")], 0)
-        insert_snapshot(
-            conn,
-            workspace="/w",
-            monitor_id="m",
-            object_key="b",
-            event_id="e1",
-            content="B1",
-            now_ms=day,
-        )
-    assert Pruner(db, cutoff_s=10 * day // 1000).run() == {"monitor_baseline_packs": 1}
+        assert baseline_packs.write(conn, "/w", "m", texts, 0) >= 2
+        for key in ("k010", "k290"):  # one in the first pack, one in the last
+            insert_snapshot(
+                conn,
+                workspace="/w",
+                monitor_id="m",
+                object_key=key,
+                event_id="e-" + key,
+                content="changed",
+                now_ms=day,
+            )
+    assert Pruner(db, cutoff_s=10 * day // 1000).run() == {"monitor_baseline_packs": 2}
     with db.read() as conn:
-        assert [latest_snapshot(conn, "/w", "m", key) for key in "abc"] == ["A0", "B1", "C0"]
-        assert sorted(key for key, _ in baseline_packs.keys(conn, "/w", "m")) == ["a", "c"]
+        latest = {key: latest_snapshot(conn, "/w", "m", key) for key, _ in texts}
+        assert latest == {
+            key: "changed" if key in ("k010", "k290") else text for key, text in texts
+        }
+        assert len(baseline_packs.keys(conn, "/w", "m")) == 298
+    # A second pass finds nothing more to drop.
+    assert Pruner(db, cutoff_s=10 * day // 1000).run() == {}
     # verify's scratch clean-up takes an object's every trace, its packed text too.
     with db.write() as conn:
-        assert baseline_packs.forget_key(conn, "/w", "m", "a") == 1
-        assert [latest_snapshot(conn, "/w", "m", key) for key in "abc"] == [None, "B1", "C0"]
+        assert baseline_packs.forget_key(conn, "/w", "m", "k000") == 1
+        assert latest_snapshot(conn, "/w", "m", "k000") is None
+        assert latest_snapshot(conn, "/w", "m", "k001") == texts[1][1]
     db.close()
 
 
