@@ -18,6 +18,7 @@ from agentmonitors.delivery.records import SessionNotFound
 from agentmonitors.delivery.sessions import get_session
 from agentmonitors.diagnosis.object_keys import key_listing, resolve_object_key
 from agentmonitors.fastpath.lean_dataclass import dataclass
+from agentmonitors.store import baseline_packs
 from agentmonitors.store.records import iso_from_seconds, loads
 
 EPHEMERAL_PREFIX = "ephemeral:"
@@ -98,7 +99,12 @@ def _object_keys(conn: sqlite3.Connection, scope: Scope, monitor_id: str) -> lis
         " ORDER BY at DESC, last DESC",
         (monitor_id, scope.workspace),
     ).fetchall()
-    return [str(row[0]) for row in rows]
+    keys = [str(row[0]) for row in rows]
+    # Objects known only from a packed baseline changed least recently of all.
+    listed = set(keys)
+    packed = baseline_packs.keys(conn, scope.workspace, monitor_id)
+    keys.extend(key for key, _ in packed if key not in listed)
+    return keys
 
 
 def pick_object(
@@ -155,22 +161,34 @@ def _point(row: sqlite3.Row | tuple[Any, ...] | None) -> SnapshotPoint | None:
     return SnapshotPoint(str(row[0]), str(row[1]), str(row[2]), int(row[3]))
 
 
+def _packed(
+    conn: sqlite3.Connection, scope: Scope, monitor_id: str, key: str
+) -> SnapshotPoint | None:
+    """The object's snapshot in its monitor's packed baseline (store/baseline_packs.py),
+    older than any row of it; it has no id of its own."""
+    found = baseline_packs.PackReader(conn, scope.workspace, monitor_id).text(key)
+    return None if found is None else SnapshotPoint("", "", found[0], found[1])
+
+
 def latest_snapshot(
     conn: sqlite3.Connection, scope: Scope, monitor_id: str, key: str
 ) -> SnapshotPoint | None:
-    return _point(
+    found = _point(
         conn.execute(
             _SNAPSHOT_COLUMNS + _OBJECT_MATCH + " ORDER BY created_at DESC, id DESC LIMIT 1",
             (monitor_id, key, scope.workspace),
         ).fetchone()
     )
+    return found if found is not None else _packed(conn, scope, monitor_id, key)
 
 
 def snapshot_before(
     conn: sqlite3.Connection, scope: Scope, monitor_id: str, key: str, point: SnapshotPoint
 ) -> SnapshotPoint | None:
     """The snapshot stored just before ``point``."""
-    return _point(
+    if not point.snapshot_id:
+        return None  # a packed baseline: nothing is older
+    found = _point(
         conn.execute(
             _SNAPSHOT_COLUMNS
             + _OBJECT_MATCH
@@ -186,6 +204,7 @@ def snapshot_before(
             ),
         ).fetchone()
     )
+    return found if found is not None else _packed(conn, scope, monitor_id, key)
 
 
 def resolve_point(
@@ -232,7 +251,10 @@ def resolve_point(
         ).fetchone()
     )
     if found is None:
-        oldest = _point(
+        packed = _packed(conn, scope, monitor_id, key)
+        if packed is not None and packed.created_at <= at_ms // 1000:
+            return packed
+        oldest = packed or _point(
             conn.execute(
                 _SNAPSHOT_COLUMNS + _OBJECT_MATCH + " ORDER BY created_at, id LIMIT 1",
                 (monitor_id, key, scope.workspace),

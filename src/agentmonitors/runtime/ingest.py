@@ -129,8 +129,10 @@ class Ingest:
                 state_token=outcome.state_token if kept or outcome.has_next_state else None,
             )
             self.history(monitor, verdict, data, now, conn)
-            if outcome.baselines:
-                keep_baselines(conn, monitor, outcome.baselines, self.workspace, now)
+            if outcome.baselines or outcome.baseline_texts is not None:
+                keep_baselines(
+                    conn, monitor, outcome.baselines, self.workspace, now, outcome.baseline_texts
+                )
             self.materialize_all(monitor, paced.emitted, now, result, conn)
         result.wake_at(pacing_due_ms(monitor.frontmatter.notify, paced.state, now))
 

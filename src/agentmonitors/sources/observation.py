@@ -76,6 +76,19 @@ class Observation:
 
 
 @dataclass(frozen=True)
+class BaselineTexts:
+    """A baseline of many objects given as texts by object key, not an observation each.
+
+    Making 100,000 observations that only carry a key and a text was a tenth of a large
+    tree's first tick. ``observation`` makes one object's whole baseline observation,
+    for a monitor whose shape renders from more than the text.
+    """
+
+    texts: Mapping[str, str]
+    observation: Callable[[str], Observation]
+
+
+@dataclass(frozen=True)
 class ObservationResult:
     """The outcome of one ``observe`` call.
 
@@ -99,6 +112,9 @@ class ObservationResult:
     # object's first snapshot, so the first change after a baseline is shown as a diff.
     # Texts are bounded as a change's snapshot is.
     baselines: list[Observation] = field(default_factory=list)
+    # The same for a source with many objects (file-fingerprint over a tree), kept by
+    # the runtime as ``baselines`` are.
+    baseline_texts: BaselineTexts | None = None
     # Set when the observation failed (a command that exited with a code its monitor
     # does not call ordinary, or could not run): why, in one line. The runtime still
     # stores ``next_state`` and the observations, and records the failure as it

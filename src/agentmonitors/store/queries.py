@@ -10,7 +10,7 @@ import sqlite3
 from typing import Any
 
 from agentmonitors.fastpath.ulid import new_id
-from agentmonitors.store import state_parts
+from agentmonitors.store import baseline_packs, state_parts
 from agentmonitors.store.database import Database
 from agentmonitors.store.records import (
     NOT_READ,
@@ -247,14 +247,26 @@ def insert_event(conn: sqlite3.Connection, event: EventRow) -> None:
 
 
 def latest_snapshot(
-    conn: sqlite3.Connection, workspace: str | None, monitor_id: str, object_key: str
+    conn: sqlite3.Connection,
+    workspace: str | None,
+    monitor_id: str,
+    object_key: str,
+    packs: baseline_packs.PackReader | None = None,
 ) -> str | None:
+    """The object's newest snapshot text: its newest row, else what the monitor's packed
+    baseline saw of it (store/baseline_packs.py: every row is newer than the packs).
+    ``packs``, the monitor's reader, spares a caller asking many keys a decode each."""
     row = conn.execute(
         "SELECT content FROM monitor_snapshots WHERE monitor_id = ? AND object_key = ?"
         " AND workspace_path IS ? ORDER BY created_at DESC, id DESC LIMIT 1",
         (monitor_id, object_key, workspace),
     ).fetchone()
-    return None if row is None else str(row[0])
+    if row is not None:
+        return str(row[0])
+    if packs is None:
+        packs = baseline_packs.PackReader(conn, workspace, monitor_id)
+    packed = packs.text(object_key)
+    return None if packed is None else packed[0]
 
 
 def insert_snapshot(
@@ -275,14 +287,14 @@ def insert_snapshot(
 
 
 def has_snapshots(conn: sqlite3.Connection, workspace: str | None, monitor_id: str) -> bool:
-    """Whether the monitor has kept any snapshot in ``workspace``."""
+    """Whether the monitor has kept any snapshot in ``workspace``, packed or not."""
     return (
         conn.execute(
             "SELECT 1 FROM monitor_snapshots WHERE monitor_id = ? AND workspace_path IS ? LIMIT 1",
             (monitor_id, workspace),
         ).fetchone()
         is not None
-    )
+    ) or baseline_packs.exists(conn, workspace, monitor_id)
 
 
 def insert_snapshots(

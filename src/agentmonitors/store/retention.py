@@ -9,7 +9,10 @@ What goes, once older than the age (docs/durability.md, "Retention"):
   of each object: they are the base of the next diff and what silence is measured from;
 * **observation history**, except each monitor's newest row and its first successful
   one (the baseline silence is measured from when it never changed);
-* **reaped watches** of sessions still kept.
+* **reaped watches** of sessions still kept;
+* **packed baseline texts** (store/baseline_packs.py) of objects that have a newer
+  snapshot, as a baseline row would go, and every pack of a removed watch. Counted
+  under ``monitor_baseline_packs`` in texts, not rows.
 
 The compatible ``inbox_items`` table is left as it is: nothing here writes it, and its
 states are the other tool's (docs/compatibility.md).
@@ -25,9 +28,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
+from agentmonitors.store import baseline_packs
 from agentmonitors.store.database import Database
 
 BATCH_ROWS = 50
+# Packs looked at per step: each holds a few hundred texts, each checked for a newer
+# snapshot, so a step stays as short as one of 50 rows.
+BATCH_PACKS = 2
 
 DEFAULT_RETENTION_MS = 7 * 86_400_000
 """How long acknowledged events and ended sessions are kept (``retention:``)."""
@@ -61,7 +68,7 @@ def _marks(values: Sequence[object]) -> str:
 class Pruner:
     """One pass over the store, removing what is older than ``cutoff_s``."""
 
-    PHASES = ("sessions", "events", "snapshots", "history", "watches")
+    PHASES = ("sessions", "events", "snapshots", "packs", "history", "watches")
 
     def __init__(self, db: Database, cutoff_s: int, *, batch: int = BATCH_ROWS) -> None:
         self.db = db
@@ -142,6 +149,9 @@ class Pruner:
             return 0
         marks = _marks(watch_ids)
         conn.execute(f"DELETE FROM monitor_state WHERE monitor_id IN ({marks})", tuple(watch_ids))
+        conn.execute(
+            f"DELETE FROM monitor_baseline_packs WHERE monitor_id IN ({marks})", tuple(watch_ids)
+        )
         return self._count(
             "ephemeral_monitors",
             conn.execute(
@@ -149,12 +159,14 @@ class Pruner:
             ).rowcount,
         )
 
-    def _walk(self, conn: sqlite3.Connection, table: str) -> list[sqlite3.Row]:
+    def _walk(
+        self, conn: sqlite3.Connection, table: str, limit: int | None = None
+    ) -> list[sqlite3.Row]:
         """The next batch of ``table``'s rows older than the cutoff, in time order."""
         rows: list[sqlite3.Row] = conn.execute(
             f"SELECT * FROM {table} WHERE created_at < ? AND (created_at, id) > (?, ?)"
             " ORDER BY created_at, id LIMIT ?",
-            (self.cutoff_s, *self._after, self.batch),
+            (self.cutoff_s, *self._after, self.batch if limit is None else limit),
         ).fetchall()
         if rows:
             self._after = (int(rows[-1]["created_at"]), str(rows[-1]["id"]))
@@ -223,6 +235,16 @@ class Pruner:
                 f"s.id IN ({_marks(ids)}) AND NOT EXISTS (SELECT 1 FROM monitor_events e"
                 " WHERE e.id = s.event_id)",
                 ids,
+            )
+        return len(rows)
+
+    def _packs(self, conn: sqlite3.Connection) -> int:
+        """Old packed baseline texts of objects with a snapshot row (every row is newer
+        than the packs): the row is what the next diff starts from."""
+        rows = self._walk(conn, "monitor_baseline_packs", BATCH_PACKS)
+        for row in rows:
+            self._count(
+                "monitor_baseline_packs", baseline_packs.forget_superseded(conn, str(row["id"]))
             )
         return len(rows)
 

@@ -11,6 +11,7 @@ import sqlite3
 
 from agentmonitors.fastpath.lazy_logging import get_logger
 from agentmonitors.fastpath.ulid import new_id
+from agentmonitors.store import baseline_packs
 from agentmonitors.store.database import Database
 
 log = get_logger("agentmonitors.store")
@@ -55,6 +56,7 @@ def delete_object_events(
         params,
     )
     conn.execute("DELETE FROM monitor_snapshots" + match, params)
+    baseline_packs.forget_key(conn, workspace, monitor_id, object_key)
     conn.execute("DELETE FROM session_object_cursor" + match, params)
     conn.execute("DELETE FROM monitor_events" + match, params)
 

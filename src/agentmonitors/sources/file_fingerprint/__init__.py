@@ -60,6 +60,7 @@ from agentmonitors.sources.file_globs import (
 )
 from agentmonitors.sources.observation import (
     KEEP_STATE,
+    BaselineTexts,
     ChangeKind,
     Observation,
     ObservationContext,
@@ -218,7 +219,7 @@ class FileFingerprintSource(ModelSource):
         )
         return ObservationResult(
             observations=observations,
-            baselines=[] if previous is not None else _baselines(fingerprints, contents),
+            baseline_texts=None if previous is not None else _baselines(fingerprints, contents),
             next_state=next_state,
             outcome="no-files-matched" if not files and not observations else None,
             warnings=warnings,
@@ -451,18 +452,23 @@ def _present(
 
 def _baselines(
     fingerprints: Mapping[str, str], contents: Mapping[str, bytes | None]
-) -> list[Observation]:
+) -> BaselineTexts:
     """What the baseline saw of each text file it kept, as its first snapshot."""
-    return [
-        Observation(
-            title=f"Baseline: {path}",
-            snapshot={"filePath": path, "currentHash": fingerprints[path]},
-            snapshot_text=data.decode("utf-8", errors="replace"),
-            object_key=path,
-        )
+    texts = {
+        path: data.decode("utf-8", errors="replace")
         for path, data in contents.items()
         if data is not None and b"\0" not in data
-    ]
+    }
+
+    def observation(path: str) -> Observation:
+        return Observation(
+            title=f"Baseline: {path}",
+            snapshot={"filePath": path, "currentHash": fingerprints[path]},
+            snapshot_text=texts[path],
+            object_key=path,
+        )
+
+    return BaselineTexts(texts, observation)
 
 
 def _absent(path: str, kind: ChangeKind, previous: Any) -> Observation:
