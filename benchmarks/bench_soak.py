@@ -429,9 +429,8 @@ class Soak:
         # after it (see memory_probe.py); its figures then include tracemalloc's own cost.
         probe = str(Path(__file__).with_name("memory_probe.py"))
         launcher = (
-            [sys.executable, probe, "run", str(self.memory_probe)]
-            + ([] if self.traced else ["--untraced"])
-            + ["--"]
+            # Options before the folder: what follows it is the command's own.
+            [sys.executable, probe, "run", *self.probe_options(), str(self.memory_probe), "--"]
             if self.memory_probe is not None
             else [SCRIPT]
         )
@@ -467,6 +466,9 @@ class Soak:
                 )
             }
             self.agents.append(Agent(self.project, tally, index * SESSION_PERIOD_S / 3))
+
+    def probe_options(self) -> list[str]:
+        return [] if self.traced else ["--untraced"]
 
     def first_tick_done(self) -> bool:
         if not os.path.exists(self.project.db):
