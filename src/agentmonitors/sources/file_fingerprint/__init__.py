@@ -32,13 +32,18 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentmonitors.fastpath.digests import blake2b
 from agentmonitors.sources import reach
 from agentmonitors.sources.base import ModelSource
+from agentmonitors.sources.file_fingerprint import folders
 from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
-from agentmonitors.sources.file_fingerprint.pieces import EncodedState, Pieces, stored_pieces
+from agentmonitors.sources.file_fingerprint.pieces import (
+    EncodedState,
+    Pieces,
+    partial_state,
+    stored_pieces,
+)
 from agentmonitors.sources.file_fingerprint.plain import FileFingerprintSettings, plain_config
-from agentmonitors.sources.file_fingerprint.reading import MIB, SNAPSHOT_CAP_BYTES, digest
+from agentmonitors.sources.file_fingerprint.reading import MIB, SNAPSHOT_CAP_BYTES, as_text, digest
 from agentmonitors.sources.file_fingerprint.scoped import (
     Memory,
     next_walk_state,
@@ -157,7 +162,7 @@ class FileFingerprintSource(ModelSource):
         found, skipped = confined_stat_keys(globs, ignore, confinement)
         files, real = as_text(found)
         warnings = [escape_undecodable(link.describe()) for link in skipped]
-        token = tree_token(files)
+        walked, tokens, token = folders.walk_token(files)
         if token == context.previous_state_token:
             # The same files with the same stat keys as when the stored state was made,
             # every one settled then: the state stands, and is not even read, except
@@ -169,6 +174,11 @@ class FileFingerprintSource(ModelSource):
                 del found, files, real
                 self._keep_stored(context, token, made_for)
             return unchanged_result
+        if memory is None and not context.resident and context.read_parts is not None:
+            # A fresh process: only the folders whose token moved are read (folders.py).
+            partial = self._partial(context, (files, real, warnings, token), walked, tokens)
+            if partial is not None:
+                return partial
         previous: Mapping[str, Any] | None
         pieces: Pieces | None = None
         if memory is not None:
@@ -225,6 +235,51 @@ class FileFingerprintSource(ModelSource):
             # Only a state whose every file is settled may be skipped on its token: an
             # unsettled file is hashed again until it is.
             state_token=settled_token,
+        )
+
+    def _partial(
+        self,
+        context: ObservationContext,
+        walk: tuple[Mapping[str, StatKey], Mapping[str, str], list[str], str],
+        walked: Mapping[str, list[str]],
+        tokens: Mapping[str, str],
+    ) -> ObservationResult | None:
+        """The walk compared with the stored folders whose token moved, read alone;
+        None when the stored state has no folder tokens (the whole state is read)."""
+        assert context.read_parts is not None
+        files, real, warnings, token = walk
+        if not files:
+            return None  # "no files" is stored as one value, never as an empty index
+        index = context.read_parts([folders.INDEX_PART])
+        stored = folders.read_index(None if index is None else index.get(folders.INDEX_PART))
+        if stored is None:
+            return None
+        moved = folders.moved_folders(tokens, stored)
+        if not moved:
+            return _unchanged(files, warnings, token)
+        texts = context.read_parts(moved) or {}
+        previous, known = folders.merged_parts(texts)
+        subset = {path: files[path] for folder in moved for path in walked.get(folder, ())}
+        fingerprints, stats, contents, hashed = self._fingerprints(subset, previous, known, real)
+        gone = _gone((previous, known), fingerprints)
+        differing = {path for path in hashed if previous.get(path) != fingerprints[path]}
+        differing.update(path for path in gone if path in previous)
+        observations = [
+            found
+            for path in sorted(differing)
+            if (found := _compare(path, previous, fingerprints, contents, real)) is not None
+        ]
+        # What the store will hold: the moved folders' parts, and every folder's token.
+        self._memory.pop(context.monitor_id, None)
+        next_state = partial_state(moved, (fingerprints, stats), stored)
+        # Every folder's token known: every file settled, as a tree token needs.
+        settled = all((next_state.pieces.tokens or {}).values())
+        return ObservationResult(
+            observations=observations,
+            next_state=next_state,
+            outcome="no-files-matched" if not files and not observations else None,
+            warnings=warnings,
+            state_token=token if settled else None,
         )
 
     def _observe_changed(
@@ -334,53 +389,11 @@ def _gone(
     return [path for known in previous for path in known if path not in fingerprints]
 
 
-def as_text(
-    files: Mapping[str, StatKey],
-) -> tuple[Mapping[str, StatKey], dict[str, str]]:
-    """The matched files by the path stored and shown for each, and the real path of
-    each one whose name is not UTF-8 (``os.fsdecode`` carries its bytes as lone
-    surrogates, which neither the JSON state nor SQLite can hold).
-
-    Such a name is written with ``untrusted.escape_undecodable``'s ``\\xNN``, the
-    form every renderer shows, and read through its real path; one file named so
-    never blinds the monitor to the others. Checked once over all the paths, so a
-    tree of plain names costs a join.
-    """
-    joined = "\0".join(files)
-    if joined.isascii():
-        return files, {}
-    try:
-        joined.encode("utf-8")
-    except UnicodeEncodeError:
-        pass
-    else:
-        return files, {}
-    shown: dict[str, StatKey] = {}
-    real: dict[str, str] = {}
-    for path, info in files.items():
-        text = escape_undecodable(path)
-        if text != path:
-            real[text] = path
-        shown.setdefault(text, info)
-    return shown, real
-
-
-TOKEN_FORMAT = "ff1"
-
-
 def tree_token(files: Mapping[str, StatKey]) -> str:
-    """A digest of the matched paths, in order, with each one's stat key.
-
-    Equal tokens mean the same files with the same ``(size, mtime_ns, ctime_ns,
-    inode)``: what ``_all_unchanged`` checks file by file against a decoded state.
-    The paths go through blake2b; the stat keys through ``hash()`` of their tuple,
-    which is not salted for integers (only ``str`` and ``bytes`` are), so every
-    process of one Python gets the same value, at a third of the cost of packing the
-    integers for a digest. Another Python may get another value: one full check.
-    """
-    keys = hash(tuple(map(tuple, files.values())))
-    paths = blake2b("\0".join(files).encode("utf-8", "surrogateescape"), digest_size=20)
-    return f"{TOKEN_FORMAT}:{len(files)}:{paths.hexdigest()}:{keys & 0xFFFFFFFFFFFFFFFF:016x}"
+    """A digest of the matched paths, in order, with each one's stat key, made from
+    each folder's token (folders.py): equal tokens mean the same files with the same
+    ``(size, mtime_ns, ctime_ns, inode)``, what ``_all_unchanged`` checks file by file."""
+    return folders.walk_token(files)[2]
 
 
 def _unchanged(files: Mapping[str, StatKey], warnings: list[str], token: str) -> ObservationResult:
