@@ -31,10 +31,11 @@ PARTED = '{"$parts":1}'
 
 
 class PartedState(dict[str, Any]):
-    """A state read from its parts; ``parts`` is each part's text as stored, so a
-    source that changes a few can hand the rest back unchanged (by identity)."""
+    """A state read from its parts; ``parts`` names them. Their texts are not kept:
+    beside the merged state they would be a third of a large state's peak memory,
+    which a long-lived process keeps as its size."""
 
-    def __init__(self, merged: Mapping[str, Any], parts: dict[str, str]) -> None:
+    def __init__(self, merged: Mapping[str, Any], parts: tuple[str, ...]) -> None:
         super().__init__(merged)
         self.parts = parts
 
@@ -42,11 +43,11 @@ class PartedState(dict[str, Any]):
 def read(conn: sqlite3.Connection, state_id: str) -> PartedState:
     """The merged state of a parted row."""
     merged: dict[str, Any] = {}
-    parts: dict[str, str] = {}
+    parts: list[str] = []
     for name, text in conn.execute(
         "SELECT part, body FROM monitor_state_parts WHERE state_id = ?", (state_id,)
     ):
-        parts[name] = text
+        parts.append(name)
         try:
             value = json.loads(text)
         except ValueError:
@@ -56,7 +57,7 @@ def read(conn: sqlite3.Connection, state_id: str) -> PartedState:
         for key, members in value.items():
             if isinstance(members, dict):
                 merged.setdefault(key, {}).update(members)
-    return PartedState(merged, parts)
+    return PartedState(merged, tuple(parts))
 
 
 def read_named(

@@ -33,7 +33,9 @@ class Pieces:
     __slots__ = ("folders", "tokens")
 
     def __init__(
-        self, folders: dict[str, set[str]] | None, tokens: dict[str, str | None] | None = None
+        self,
+        folders: dict[str, tuple[str, ...]] | None,
+        tokens: dict[str, str | None] | None = None,
     ) -> None:
         self.folders = folders
         self.tokens = tokens
@@ -79,11 +81,9 @@ def _text(paths: Iterable[str], fingerprints: Mapping[str, Any], stats: Mapping[
     )
 
 
-def _index(fingerprints: Iterable[str]) -> dict[str, set[str]]:
-    folders: dict[str, set[str]] = {}
-    for path in fingerprints:
-        folders.setdefault(path.rpartition("/")[0], set()).add(path)
-    return folders
+def _index(fingerprints: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    # Tuples, not sets: a 100-entry set is five times the size, kept for every folder.
+    return {folder: tuple(sorted(paths)) for folder, paths in group(fingerprints).items()}
 
 
 def encoded(fingerprints: dict[str, Any], stats: dict[str, Any]) -> EncodedState:
@@ -98,9 +98,9 @@ def encoded(fingerprints: dict[str, Any], stats: dict[str, Any]) -> EncodedState
 
 
 def stored_pieces(state: Any) -> Pieces | None:
-    """The pieces of a state read from its parts (``state.parts``), or None for a
-    state stored as one value (a change then writes it whole, in parts)."""
-    if not isinstance(getattr(state, "parts", None), dict):
+    """The pieces of a state read from its parts (``state.parts`` names them), or None
+    for a state stored as one value (a change then writes it whole, in parts)."""
+    if not isinstance(getattr(state, "parts", None), tuple):
         return None
     tokens = state.get(INDEX_KEY)
     if not isinstance(tokens, dict):
@@ -116,29 +116,26 @@ def updated(
 ) -> EncodedState:
     """The state ``fingerprints``/``stats``, which differs from the stored one (whose
     pieces are ``pieces``) only at ``touched`` paths: the texts of their folders only."""
-    touched = list(touched)
-    folders = _index(fingerprints) if pieces.folders is None else dict(pieces.folders)
-    moved: dict[str, str | None] = {}
+    known = pieces.folders
+    folders = _index(fingerprints) if known is None else dict(known)
+    changed: dict[str, set[str]] = {}
     for path in touched:
         folder = path.rpartition("/")[0]
-        if folder in moved:
-            continue
-        moved[folder] = None
-        if pieces.folders is not None:
-            folders[folder] = set(folders.get(folder, ()))
-    if pieces.folders is not None:
-        for path in touched:
-            paths = folders[path.rpartition("/")[0]]
-            if path in fingerprints:
-                paths.add(path)
-            else:
-                paths.discard(path)
-    for folder in moved:
-        paths = folders.get(folder, set())
+        paths = changed.get(folder)
+        if paths is None:
+            paths = changed[folder] = set(folders.get(folder, ()))
+        if path in fingerprints:
+            paths.add(path)
+        else:
+            paths.discard(path)
+    moved: dict[str, str | None] = {}
+    for folder, paths in changed.items():
         if paths:
+            folders[folder] = tuple(sorted(paths))
             moved[folder] = _text(paths, fingerprints, stats)
         else:
             folders.pop(folder, None)
+            moved[folder] = None
     if pieces.tokens is None:
         tokens = state_tokens(folders, stats)
     else:
