@@ -32,13 +32,13 @@ class Reads:
         self.named: list[list[str]] = []
         whole, named = state_parts.read, state_parts.read_named
 
-        def read(*args: object) -> state_parts.PartedState:
+        def read(*args: Any) -> state_parts.PartedState:
             self.whole += 1
-            return whole(*args)  # type: ignore[arg-type]
+            return whole(*args)
 
-        def read_named(*args: object) -> dict[str, str] | None:
-            self.named.append(sorted(args[3]))  # type: ignore[call-overload]
-            return named(*args)  # type: ignore[arg-type]
+        def read_named(*args: Any) -> dict[str, str] | None:
+            self.named.append(sorted(args[3]))
+            return named(*args)
 
         monkeypatch.setattr(state_parts, "read", read)
         monkeypatch.setattr(state_parts, "read_named", read_named)
@@ -124,7 +124,7 @@ def test_a_folder_hashed_while_unsettled_has_no_token_and_is_read_again(
         path = tree.workspace / "src" / "d0" / "f1.txt"
         path.write_text("changed\n")
         settled_clock = tree.fresh_runtime
-        tree.fresh_runtime = lambda: unsettled_runtime(tree)  # type: ignore[method-assign]
+        tree.fresh_runtime = lambda: unsettled_runtime(tree)
         assert fresh_tick(tree) == [str(path)]
         with tree.db.read() as conn:
             index = state_parts.read_named(conn, "files", str(tree.workspace), [INDEX_PART])
@@ -135,7 +135,7 @@ def test_a_folder_hashed_while_unsettled_has_no_token_and_is_read_again(
         assert all(tokens[tree.folder(i)] for i in range(1, 5))
 
         # Nothing changed since, yet that folder is read and compared again.
-        tree.fresh_runtime = settled_clock  # type: ignore[method-assign]
+        tree.fresh_runtime = settled_clock
         reads.clear()
         assert fresh_tick(tree) == []
         assert reads.named == [[INDEX_PART], [tree.folder(0)]]
