@@ -150,3 +150,26 @@ def unsettled_runtime(tree: Tree) -> Any:
     # A wall clock at the epoch: every file's last write is "just now", never settled.
     registry.register(FileFingerprintSource(lambda: 0))
     return workspace_runtime(tree.db, str(tree.workspace), registry, clock=tree.clock)
+
+
+def test_a_name_that_is_not_utf8_is_compared_in_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose name is stored escaped (``\\xff``) is read through its real name in
+    the folder that moved, as a whole comparison reads it."""
+    tree = Tree(tmp_path)
+    reads = Reads(monkeypatch)
+    try:
+        folder = os.fsencode(tree.folder(1))
+        real = os.path.join(folder, b"caf\xe9.txt")
+        with open(real, "wb") as handle:
+            handle.write(b"before\n")
+        tree.tick()
+        with open(real, "wb") as handle:
+            handle.write(b"after, longer\n")
+        reads.clear()
+        assert fresh_tick(tree) == [tree.folder(1) + "/caf\\xe9.txt"]
+        assert reads.whole == 0
+        assert reads.named == [[INDEX_PART], [tree.folder(1)]]
+    finally:
+        tree.db.close()
