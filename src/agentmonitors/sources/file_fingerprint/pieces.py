@@ -157,12 +157,12 @@ def partial_state(
     ``tokens`` are the stored folders' tokens."""
     fingerprints, stats = state
     folders = group(sorted(fingerprints))
-    moved = list(moved)
+    moved = set(moved)
     made = {folder: token for folder, token in tokens.items() if folder not in moved}
     made.update(state_tokens(folders, stats, moved))
     parts: dict[str, str | None] = {
         folder: _text(folders[folder], fingerprints, stats) if folder in folders else None
-        for folder in moved
+        for folder in sorted(moved)
     }
     parts[INDEX_PART] = index_text(made)
     return EncodedState(fingerprints, stats, parts, whole=False, pieces=Pieces(None, made))
