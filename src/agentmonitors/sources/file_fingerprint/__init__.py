@@ -36,6 +36,7 @@ from agentmonitors.sources import reach
 from agentmonitors.sources.base import ModelSource
 from agentmonitors.sources.file_fingerprint import folders
 from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
+from agentmonitors.sources.file_fingerprint.observations import baselines, compare
 from agentmonitors.sources.file_fingerprint.pieces import (
     EncodedState,
     Pieces,
@@ -43,9 +44,10 @@ from agentmonitors.sources.file_fingerprint.pieces import (
     stored_pieces,
 )
 from agentmonitors.sources.file_fingerprint.plain import FileFingerprintSettings, plain_config
-from agentmonitors.sources.file_fingerprint.reading import MIB, SNAPSHOT_CAP_BYTES, as_text, digest
+from agentmonitors.sources.file_fingerprint.reading import SNAPSHOT_CAP_BYTES, as_text, digest
 from agentmonitors.sources.file_fingerprint.scoped import (
     Memory,
+    after_partial,
     next_walk_state,
     observe_changed,
     previous_fingerprints,
@@ -59,18 +61,16 @@ from agentmonitors.sources.file_globs import (
     StatKey,
     compile_patterns,
     confined_stat_keys,
-    exists,
     outside_roots,
     resolve_base,
 )
 from agentmonitors.sources.observation import (
     KEEP_STATE,
-    ChangeKind,
     Observation,
     ObservationContext,
     ObservationResult,
 )
-from agentmonitors.untrusted import escape_undecodable, restore_undecodable
+from agentmonitors.untrusted import escape_undecodable
 
 # A file modified this recently (relative to when it is hashed) is "racily clean":
 # another write within the same mtime tick would leave size and mtime unchanged.
@@ -80,13 +80,6 @@ RACY_WINDOW_NS = 2_000_000_000
 # so the first change of a file is shown as a diff; this bounds the sum of those texts,
 # in memory and in the store. Files past it are baselined by hash alone, as before.
 BASELINE_TEXT_BUDGET_BYTES = 16 * SNAPSHOT_CAP_BYTES
-
-LABELS: dict[ChangeKind, str] = {
-    "created": "File created",
-    "modified": "File changed",
-    "deleted": "File deleted",
-    "descoped": "File no longer matched by globs",
-}
 
 
 def _settled(key: StatKey, at_ns: int) -> bool:
@@ -157,28 +150,24 @@ class FileFingerprintSource(ModelSource):
             scoped = self._observe_changed(context, globs, ignore, memory, made_for)
             if scoped is not None:
                 return scoped
-        named = outside_roots(globs, workspace) if permit.trusted else ()
-        confinement = Confinement(workspace, (*permit.outside_paths, *named))
-        found, skipped = confined_stat_keys(globs, ignore, confinement)
-        files, real = as_text(found)
-        warnings = [escape_undecodable(link.describe()) for link in skipped]
+        files, real, warnings = _walk(globs, ignore, context, workspace)
         walked, tokens, token = folders.walk_token(files)
+        result: ObservationResult | None = None
         if token == context.previous_state_token:
             # The same files with the same stat keys as when the stored state was made,
-            # every one settled then: the state stands, and is not even read, except
-            # once by the daemon, so its first file event finds the state in memory.
-            unchanged_result = _unchanged(files, warnings, token)
-            if memory is None and context.resident:
-                # The walk's lists go first: decoding beside them would raise the peak
-                # the process keeps as its size.
-                del found, files, real
-                self._keep_stored(context, token, made_for)
-            return unchanged_result
-        if memory is None and not context.resident and context.read_parts is not None:
-            # A fresh process: only the folders whose token moved are read (folders.py).
-            partial = self._partial(context, (files, real, warnings, token), walked, tokens)
-            if partial is not None:
-                return partial
+            # every one settled then: the state stands, and is not even read.
+            result = _unchanged(files, warnings, token)
+        elif memory is None and context.read_parts is not None:
+            # Only the folders whose token moved are read and compared (folders.py).
+            result = self._partial(context, (files, real, warnings, token), walked, tokens)
+        if result is not None:
+            if memory is None and context.resident and result.state_token is not None:
+                # A daemon reads the whole state once, so its first file event finds it
+                # in memory; the walk's lists go first: decoding beside them would raise
+                # the peak the process keeps as its size.
+                del files, real, walked, tokens
+                self._keep_stored(context, result.state_token, made_for, result)
+            return result
         previous: Mapping[str, Any] | None
         pieces: Pieces | None = None
         if memory is not None:
@@ -205,7 +194,7 @@ class FileFingerprintSource(ModelSource):
             differing = {path for path in hashed if previous.get(path) != fingerprints[path]}
             differing.update(path for path in gone if path in previous)
             for path in sorted(differing):
-                observation = _compare(path, previous, fingerprints, contents, real)
+                observation = compare(path, previous, fingerprints, contents, real)
                 if observation is not None:
                     observations.append(observation)
         # An unchanged state is left as stored: rewriting 10,000 files' worth of JSON
@@ -228,7 +217,7 @@ class FileFingerprintSource(ModelSource):
         )
         return ObservationResult(
             observations=observations,
-            baselines=[] if previous is not None else _baselines(fingerprints, contents),
+            baselines=[] if previous is not None else baselines(fingerprints, contents),
             next_state=next_state,
             outcome="no-files-matched" if not files and not observations else None,
             warnings=warnings,
@@ -267,7 +256,7 @@ class FileFingerprintSource(ModelSource):
         observations = [
             found
             for path in sorted(differing)
-            if (found := _compare(path, previous, fingerprints, contents, real)) is not None
+            if (found := compare(path, previous, fingerprints, contents, real)) is not None
         ]
         # What the store will hold: the moved folders' parts, and every folder's token.
         self._memory.pop(context.monitor_id, None)
@@ -310,7 +299,7 @@ class FileFingerprintSource(ModelSource):
             (previous, stored),
             lambda key: _settled(key, started_ns),
             lambda path: digest(path, keep_text=True),
-            lambda path, before, now, contents: _compare(path, before, now, contents, {}),
+            lambda path, before, now, contents: compare(path, before, now, contents, {}),
             context.previous_state_token,
             pieces,
         )
@@ -327,13 +316,21 @@ class FileFingerprintSource(ModelSource):
         return result
 
     def _keep_stored(
-        self, context: ObservationContext, token: str, made_for: tuple[Any, ...]
+        self,
+        context: ObservationContext,
+        token: str,
+        made_for: tuple[Any, ...],
+        partial: ObservationResult | None = None,
     ) -> None:
+        """Keep the stored state, with what ``partial`` (an observation of the folders
+        that moved) is about to store in place of those folders."""
         previous = previous_fingerprints(context.previous_state)
         if previous is None:
             return
         stored = previous_stats(context.previous_state)
         pieces = stored_pieces(context.previous_state)
+        if partial is not None and partial.has_next_state:
+            previous, stored, pieces = after_partial((previous, stored), partial.next_state)
         remember(self._memory, context.monitor_id, token, made_for, (previous, stored), pieces)
 
     def forget(self, monitor_id: str) -> None:
@@ -382,6 +379,19 @@ class FileFingerprintSource(ModelSource):
         return fingerprints, stats, contents, hashed
 
 
+def _walk(
+    globs: list[GlobPattern], ignore: list[GlobPattern], context: ObservationContext, workspace: str
+) -> tuple[Mapping[str, StatKey], dict[str, str], list[str]]:
+    """The matched files with their stat keys (by the name each is shown by), the real
+    name of each shown escaped (``as_text``), and a warning for each skipped link."""
+    permit = context.permit
+    named = outside_roots(globs, workspace) if permit.trusted else ()
+    confinement = Confinement(workspace, (*permit.outside_paths, *named))
+    found, skipped = confined_stat_keys(globs, ignore, confinement)
+    files, real = as_text(found)
+    return files, real, [escape_undecodable(link.describe()) for link in skipped]
+
+
 def _gone(
     previous: tuple[Mapping[str, Any], Mapping[str, Any]], fingerprints: Mapping[str, str]
 ) -> list[str]:
@@ -416,77 +426,3 @@ def _all_unchanged(
     stored_key = stored.get
     known = previous.get
     return all(stored_key(path) == key and known(path) is not None for path, key in files.items())
-
-
-def _compare(
-    path: str,
-    previous: Mapping[str, Any],
-    fingerprints: dict[str, str],
-    contents: dict[str, bytes | None],
-    real: Mapping[str, str],
-) -> Observation | None:
-    current = fingerprints.get(path)
-    if current is None:
-        on_disk = real.get(path) or restore_undecodable(path)
-        return _absent(path, "descoped" if exists(on_disk) else "deleted", previous[path])
-    if path in previous and previous[path] == current:
-        return None
-    data = contents[path]
-    if path in previous:
-        return _present(path, "modified", current, data, previous[path])
-    return _present(path, "created", current, data)
-
-
-def _present(
-    path: str, kind: ChangeKind, current: str, data: bytes | None, previous: Any = None
-) -> Observation:
-    hashes: dict[str, Any] = {"filePath": path}
-    if kind == "modified":
-        hashes["previousHash"] = previous
-    hashes["currentHash"] = current
-    title = f"{LABELS[kind]}: {path}"
-    summary = title
-    if data is None:
-        summary = f"{title} (over the {SNAPSHOT_CAP_BYTES // MIB} MiB snapshot cap: no diff)"
-    return Observation(
-        title=title,
-        summary=summary,
-        payload=hashes,
-        snapshot=dict(hashes),
-        snapshot_text=(
-            None if data is None or b"\0" in data else data.decode("utf-8", errors="replace")
-        ),
-        object_key=path,
-        query_scope={"filePath": path},
-        change_kind=kind,
-    )
-
-
-def _baselines(
-    fingerprints: Mapping[str, str], contents: Mapping[str, bytes | None]
-) -> list[Observation]:
-    """What the baseline saw of each text file it kept, as its first snapshot."""
-    return [
-        Observation(
-            title=f"Baseline: {path}",
-            snapshot={"filePath": path, "currentHash": fingerprints[path]},
-            snapshot_text=data.decode("utf-8", errors="replace"),
-            object_key=path,
-        )
-        for path, data in contents.items()
-        if data is not None and b"\0" not in data
-    ]
-
-
-def _absent(path: str, kind: ChangeKind, previous: Any) -> Observation:
-    title = f"{LABELS[kind]}: {path}"
-    return Observation(
-        title=title,
-        summary=title,
-        payload={"filePath": path, "previousHash": previous},
-        snapshot={"filePath": path, "previousHash": previous},
-        object_key=path,
-        query_scope={"filePath": path},
-        change_kind=kind,
-        salience="high" if kind == "deleted" else None,
-    )
