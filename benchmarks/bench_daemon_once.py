@@ -60,6 +60,7 @@ from agentmonitors.store.database import Database
 from agentmonitors.store import queries
 from agentmonitors.runtime import tick
 from agentmonitors.sources import file_fingerprint, file_globs
+from agentmonitors.sources.file_fingerprint import folders
 note("imports (runtime, store, sources)", started)
 
 def timed(owner, attribute, name):
@@ -73,9 +74,9 @@ def timed(owner, attribute, name):
     setattr(owner, attribute, wrapper)
 
 timed(queries, "load_monitor_state", "state row load (not the source state)")
-timed(file_fingerprint, "tree_token", "state token (paths + stat keys)")
+timed(folders, "walk_token", "state token (paths + stat keys)")
 timed(file_globs, "_expand_marked", "glob walk (scandir + match)")
-timed(file_fingerprint, "confined_files", "_walk+stat")
+timed(file_fingerprint, "confined_stat_keys", "_walk+stat")
 timed(file_fingerprint.FileFingerprintSource, "_reconcile", "_observe")
 timed(tick.Runtime, "_ingest", "write-back (state row + history)")
 

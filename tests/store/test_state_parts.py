@@ -20,6 +20,7 @@ from agentmonitors.daemon.compose import workspace_runtime
 from agentmonitors.runtime.tick import Runtime, TickResult
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.file_fingerprint import RACY_WINDOW_NS, FileFingerprintSource
+from agentmonitors.sources.file_fingerprint.folders import INDEX_PART
 from agentmonitors.store import queries
 from agentmonitors.store.database import Database
 from agentmonitors.store.state_parts import PARTED
@@ -98,6 +99,7 @@ class Tree:
         }
 
     def parts(self) -> int:
+        """The rows of the state: one per folder, and the folders' tokens (INDEX_PART)."""
         with self.db.read() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM monitor_state_parts").fetchone()[0])
 
@@ -109,27 +111,27 @@ def test_a_change_writes_only_its_folders_row(tmp_path: Path) -> None:
         column, state = tree.stored()
         assert column == PARTED
         assert state["fingerprints"] == tree.truth()
-        assert tree.parts() == 5
+        assert tree.parts() == 5 + 1
         tree.count_writes()
 
         # In a daemon, the stored state is remembered between ticks.
         (tree.workspace / "src" / "d2" / "f1.txt").write_text("edited\n")
         assert len(tree.tick().emitted_event_ids) == 1
-        assert tree.written() == [tree.folder(2)]
+        assert tree.written() == [INDEX_PART, tree.folder(2)]
 
         # A fresh process (``daemon once``) reads the parts and writes back one.
         tree.runtime = tree.fresh_runtime()
         (tree.workspace / "src" / "d3" / "f0.txt").unlink()
         (tree.workspace / "src" / "d3" / "new.txt").write_text("new\n")
         assert len(tree.tick().emitted_event_ids) == 2
-        assert tree.written() == [tree.folder(3)]
+        assert tree.written() == [INDEX_PART, tree.folder(3)]
         assert tree.stored()[1]["fingerprints"] == tree.truth()
 
         # A folder whose files all went leaves no row behind.
         for path in (tree.workspace / "src" / "d4").iterdir():
             path.unlink()
         assert len(tree.tick().emitted_event_ids) == 5
-        assert tree.parts() == 4
+        assert tree.parts() == 4 + 1
         assert tree.stored()[1]["fingerprints"] == tree.truth()
     finally:
         tree.db.close()
@@ -161,7 +163,7 @@ def test_a_state_stored_in_one_row_is_read_then_stored_in_parts(tmp_path: Path) 
         assert len(tree.tick().emitted_event_ids) == 1
         column, moved = tree.stored()
         assert column == PARTED
-        assert tree.parts() == 5
+        assert tree.parts() == 5 + 1
         assert moved["fingerprints"] == tree.truth()
     finally:
         tree.db.close()
@@ -173,14 +175,14 @@ def test_the_parts_go_with_their_state(tmp_path: Path) -> None:
     tree = Tree(tmp_path)
     try:
         tree.tick()
-        assert tree.parts() == 5
+        assert tree.parts() == 5 + 1
         with tree.db.write() as conn:
             conn.execute("UPDATE monitor_state SET source_state = '{}' WHERE monitor_id = 'files'")
         assert tree.parts() == 0
         assert tree.stored()[1] == {}
 
         tree.tick()  # a baseline again, in parts
-        assert tree.parts() == 5
+        assert tree.parts() == 5 + 1
         with tree.db.write() as conn:
             conn.execute("DELETE FROM monitor_state WHERE monitor_id = 'files'")
         assert tree.parts() == 0

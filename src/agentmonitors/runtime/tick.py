@@ -25,7 +25,7 @@ from agentmonitors.runtime.liveness import Liveness
 from agentmonitors.runtime.scheduling import retry_delay_ms, schedule_for
 from agentmonitors.sources.base import SourceRegistry
 from agentmonitors.sources.observation import ObservationContext, ObservationResult
-from agentmonitors.store import queries
+from agentmonitors.store import queries, state_parts
 from agentmonitors.store.database import Database
 from agentmonitors.store.records import MonitorStateRow
 from agentmonitors.store.suppressions import sweep_suppressions
@@ -357,7 +357,7 @@ class Runtime:
             with self.db.read() as conn:
                 return queries.load_source_state(conn, monitor.id, self.workspace)
 
-        context = ObservationContext.deferred(
+        return monitor.source_config, ObservationContext.deferred(
             stored_state,
             now,
             self.workspace,
@@ -366,8 +366,8 @@ class Runtime:
             previous_state_token=state.state_token,
             changed_paths=self._scoped.get(monitor.id),
             resident=self.resident,
+            read_parts=state_parts.reader(self.db.read, monitor.id, self.workspace),
         )
-        return monitor.source_config, context
 
     @staticmethod
     def _checked(monitor: MonitorDefinition, outcome: object) -> ObservationResult:

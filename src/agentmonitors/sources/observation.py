@@ -7,11 +7,14 @@ the runtime alone decides timing, diffs and delivery. Attribute names are Python
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal
 
 from agentmonitors.fastpath.lean_dataclass import dataclass, field
 from agentmonitors.sources.permit import Permit
+
+# ``ObservationContext.read_parts``: the named parts' stored texts, or None.
+ReadParts = Callable[[Collection[str]], "Mapping[str, str] | None"]
 
 ChangeKind = Literal["created", "modified", "deleted", "descoped"]
 Salience = Literal["low", "normal", "high"]
@@ -144,6 +147,7 @@ class ObservationContext:
         "now_ms",
         "permit",
         "previous_state_token",
+        "read_parts",
         "resident",
         "workspace_path",
     )
@@ -157,6 +161,7 @@ class ObservationContext:
     previous_state_token: str | None
     changed_paths: frozenset[str] | None
     resident: bool
+    read_parts: ReadParts | None
 
     def __init__(
         self,
@@ -170,6 +175,7 @@ class ObservationContext:
         permit: Permit | None = None,
         changed_paths: frozenset[str] | None = None,
         resident: bool = False,
+        read_parts: ReadParts | None = None,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "_state", previous_state)
@@ -198,6 +204,11 @@ class ObservationContext:
         # reads of its stored state is worth keeping in memory from the first call, so
         # the first file event after a start does not pay for decoding it.
         set_(self, "resident", resident)
+        # Set by a runtime whose store keeps large states in parts (store/state_parts.py):
+        # the stored texts of the named parts of the previous state, absent names left
+        # out, or None when that state is not stored in parts. A source that can tell
+        # which parts moved reads those alone, and ``previous_state`` never.
+        set_(self, "read_parts", read_parts)
 
     @classmethod
     def deferred(
@@ -212,6 +223,7 @@ class ObservationContext:
         permit: Permit | None = None,
         changed_paths: frozenset[str] | None = None,
         resident: bool = False,
+        read_parts: ReadParts | None = None,
     ) -> ObservationContext:
         """A context whose ``previous_state`` is read by ``load_state`` when first used."""
         context = cls(
@@ -224,6 +236,7 @@ class ObservationContext:
             permit=permit,
             changed_paths=changed_paths,
             resident=resident,
+            read_parts=read_parts,
         )
         object.__setattr__(context, "_load_state", load_state)
         return context

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 # ``source_state`` of a row whose state is in ``monitor_state_parts``.
@@ -30,10 +31,11 @@ PARTED = '{"$parts":1}'
 
 
 class PartedState(dict[str, Any]):
-    """A state read from its parts; ``parts`` is each part's text as stored, so a
-    source that changes a few can hand the rest back unchanged (by identity)."""
+    """A state read from its parts; ``parts`` names them. Their texts are not kept:
+    beside the merged state they would be a third of a large state's peak memory,
+    which a long-lived process keeps as its size."""
 
-    def __init__(self, merged: Mapping[str, Any], parts: dict[str, str]) -> None:
+    def __init__(self, merged: Mapping[str, Any], parts: tuple[str, ...]) -> None:
         super().__init__(merged)
         self.parts = parts
 
@@ -41,11 +43,11 @@ class PartedState(dict[str, Any]):
 def read(conn: sqlite3.Connection, state_id: str) -> PartedState:
     """The merged state of a parted row."""
     merged: dict[str, Any] = {}
-    parts: dict[str, str] = {}
+    parts: list[str] = []
     for name, text in conn.execute(
         "SELECT part, body FROM monitor_state_parts WHERE state_id = ?", (state_id,)
     ):
-        parts[name] = text
+        parts.append(name)
         try:
             value = json.loads(text)
         except ValueError:
@@ -55,7 +57,51 @@ def read(conn: sqlite3.Connection, state_id: str) -> PartedState:
         for key, members in value.items():
             if isinstance(members, dict):
                 merged.setdefault(key, {}).update(members)
-    return PartedState(merged, parts)
+    return PartedState(merged, tuple(parts))
+
+
+def read_named(
+    conn: sqlite3.Connection, monitor_id: str, workspace: str | None, names: Collection[str]
+) -> dict[str, str] | None:
+    """The stored texts of the named parts of a monitor's state (absent names left
+    out), or None when its state is not stored in parts: what a source that knows
+    which parts moved reads instead of the whole state."""
+    row = conn.execute(
+        "SELECT id, source_state FROM monitor_state"
+        " WHERE monitor_id = ? AND COALESCE(workspace_path, '') = COALESCE(?, '')",
+        (monitor_id, workspace),
+    ).fetchone()
+    if row is None or row[1] != PARTED:
+        return None
+    wanted = list(dict.fromkeys(names))
+    found: dict[str, str] = {}
+    # Within SQLite's smallest limit on bound parameters.
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            conn.execute(
+                "SELECT part, body FROM monitor_state_parts"
+                f" WHERE state_id = ? AND part IN ({marks})",
+                (row[0], *chunk),
+            ).fetchall()
+        )
+    return found
+
+
+def reader(
+    connect: Callable[[], AbstractContextManager[sqlite3.Connection]],
+    monitor_id: str,
+    workspace: str | None,
+) -> Callable[[Collection[str]], dict[str, str] | None]:
+    """:func:`read_named` for one monitor, each call on a connection from ``connect``
+    (``ObservationContext.read_parts``)."""
+
+    def read_parts(names: Collection[str]) -> dict[str, str] | None:
+        with connect() as conn:
+            return read_named(conn, monitor_id, workspace, names)
+
+    return read_parts
 
 
 def write(conn: sqlite3.Connection, state_id: str, value: Any) -> None:

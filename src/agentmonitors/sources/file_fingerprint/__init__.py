@@ -32,15 +32,22 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentmonitors.fastpath.digests import blake2b
 from agentmonitors.sources import reach
 from agentmonitors.sources.base import ModelSource
+from agentmonitors.sources.file_fingerprint import folders
 from agentmonitors.sources.file_fingerprint import traits as file_fingerprint_traits
-from agentmonitors.sources.file_fingerprint.pieces import EncodedState, Pieces, stored_pieces
+from agentmonitors.sources.file_fingerprint.observations import baselines, compare
+from agentmonitors.sources.file_fingerprint.pieces import (
+    EncodedState,
+    Pieces,
+    partial_state,
+    stored_pieces,
+)
 from agentmonitors.sources.file_fingerprint.plain import FileFingerprintSettings, plain_config
-from agentmonitors.sources.file_fingerprint.reading import MIB, SNAPSHOT_CAP_BYTES, digest
+from agentmonitors.sources.file_fingerprint.reading import SNAPSHOT_CAP_BYTES, as_text, digest
 from agentmonitors.sources.file_fingerprint.scoped import (
     Memory,
+    after_partial,
     next_walk_state,
     observe_changed,
     previous_fingerprints,
@@ -54,19 +61,16 @@ from agentmonitors.sources.file_globs import (
     StatKey,
     compile_patterns,
     confined_stat_keys,
-    exists,
     outside_roots,
     resolve_base,
 )
 from agentmonitors.sources.observation import (
     KEEP_STATE,
-    BaselineTexts,
-    ChangeKind,
     Observation,
     ObservationContext,
     ObservationResult,
 )
-from agentmonitors.untrusted import escape_undecodable, restore_undecodable
+from agentmonitors.untrusted import escape_undecodable
 
 # A file modified this recently (relative to when it is hashed) is "racily clean":
 # another write within the same mtime tick would leave size and mtime unchanged.
@@ -76,13 +80,6 @@ RACY_WINDOW_NS = 2_000_000_000
 # so the first change of a file is shown as a diff; this bounds the sum of those texts,
 # in memory and in the store. Files past it are baselined by hash alone, as before.
 BASELINE_TEXT_BUDGET_BYTES = 16 * SNAPSHOT_CAP_BYTES
-
-LABELS: dict[ChangeKind, str] = {
-    "created": "File created",
-    "modified": "File changed",
-    "deleted": "File deleted",
-    "descoped": "File no longer matched by globs",
-}
 
 
 def _settled(key: StatKey, at_ns: int) -> bool:
@@ -153,23 +150,24 @@ class FileFingerprintSource(ModelSource):
             scoped = self._observe_changed(context, globs, ignore, memory, made_for)
             if scoped is not None:
                 return scoped
-        named = outside_roots(globs, workspace) if permit.trusted else ()
-        confinement = Confinement(workspace, (*permit.outside_paths, *named))
-        found, skipped = confined_stat_keys(globs, ignore, confinement)
-        files, real = as_text(found)
-        warnings = [escape_undecodable(link.describe()) for link in skipped]
-        token = tree_token(files)
+        files, real, warnings = _walk(globs, ignore, context, workspace)
+        walked, tokens, token = folders.walk_token(files)
+        result: ObservationResult | None = None
         if token == context.previous_state_token:
             # The same files with the same stat keys as when the stored state was made,
-            # every one settled then: the state stands, and is not even read, except
-            # once by the daemon, so its first file event finds the state in memory.
-            unchanged_result = _unchanged(files, warnings, token)
-            if memory is None and context.resident:
-                # The walk's lists go first: decoding beside them would raise the peak
-                # the process keeps as its size.
-                del found, files, real
-                self._keep_stored(context, token, made_for)
-            return unchanged_result
+            # every one settled then: the state stands, and is not even read.
+            result = _unchanged(files, warnings, token)
+        elif memory is None and context.read_parts is not None:
+            # Only the folders whose token moved are read and compared (folders.py).
+            result = self._partial(context, (files, real, warnings, token), walked, tokens)
+        if result is not None:
+            if memory is None and context.resident and result.state_token is not None:
+                # A daemon reads the whole state once, so its first file event finds it
+                # in memory; the walk's lists go first: decoding beside them would raise
+                # the peak the process keeps as its size.
+                del files, real, walked, tokens
+                self._keep_stored(context, result.state_token, made_for, result)
+            return result
         previous: Mapping[str, Any] | None
         pieces: Pieces | None = None
         if memory is not None:
@@ -196,7 +194,7 @@ class FileFingerprintSource(ModelSource):
             differing = {path for path in hashed if previous.get(path) != fingerprints[path]}
             differing.update(path for path in gone if path in previous)
             for path in sorted(differing):
-                observation = _compare(path, previous, fingerprints, contents, real)
+                observation = compare(path, previous, fingerprints, contents, real)
                 if observation is not None:
                     observations.append(observation)
         # An unchanged state is left as stored: rewriting 10,000 files' worth of JSON
@@ -219,13 +217,58 @@ class FileFingerprintSource(ModelSource):
         )
         return ObservationResult(
             observations=observations,
-            baseline_texts=None if previous is not None else _baselines(fingerprints, contents),
+            baseline_texts=None if previous is not None else baselines(fingerprints, contents),
             next_state=next_state,
             outcome="no-files-matched" if not files and not observations else None,
             warnings=warnings,
             # Only a state whose every file is settled may be skipped on its token: an
             # unsettled file is hashed again until it is.
             state_token=settled_token,
+        )
+
+    def _partial(
+        self,
+        context: ObservationContext,
+        walk: tuple[Mapping[str, StatKey], Mapping[str, str], list[str], str],
+        walked: Mapping[str, list[str]],
+        tokens: Mapping[str, str],
+    ) -> ObservationResult | None:
+        """The walk compared with the stored folders whose token moved, read alone;
+        None when the stored state has no folder tokens (the whole state is read)."""
+        assert context.read_parts is not None
+        files, real, warnings, token = walk
+        if not files:
+            return None  # "no files" is stored as one value, never as an empty index
+        index = context.read_parts([folders.INDEX_PART])
+        stored = folders.read_index(None if index is None else index.get(folders.INDEX_PART))
+        if stored is None:
+            return None
+        moved = folders.moved_folders(tokens, stored)
+        if not moved:
+            return _unchanged(files, warnings, token)
+        texts = context.read_parts(moved) or {}
+        previous, known = folders.merged_parts(texts)
+        subset = {path: files[path] for folder in moved for path in walked.get(folder, ())}
+        fingerprints, stats, contents, hashed = self._fingerprints(subset, previous, known, real)
+        gone = _gone((previous, known), fingerprints)
+        differing = {path for path in hashed if previous.get(path) != fingerprints[path]}
+        differing.update(path for path in gone if path in previous)
+        observations = [
+            found
+            for path in sorted(differing)
+            if (found := compare(path, previous, fingerprints, contents, real)) is not None
+        ]
+        # What the store will hold: the moved folders' parts, and every folder's token.
+        self._memory.pop(context.monitor_id, None)
+        next_state = partial_state(moved, (fingerprints, stats), stored)
+        # Every folder's token known: every file settled, as a tree token needs.
+        settled = all((next_state.pieces.tokens or {}).values())
+        return ObservationResult(
+            observations=observations,
+            next_state=next_state,
+            outcome="no-files-matched" if not files and not observations else None,
+            warnings=warnings,
+            state_token=token if settled else None,
         )
 
     def _observe_changed(
@@ -256,7 +299,7 @@ class FileFingerprintSource(ModelSource):
             (previous, stored),
             lambda key: _settled(key, started_ns),
             lambda path: digest(path, keep_text=True),
-            lambda path, before, now, contents: _compare(path, before, now, contents, {}),
+            lambda path, before, now, contents: compare(path, before, now, contents, {}),
             context.previous_state_token,
             pieces,
         )
@@ -273,13 +316,21 @@ class FileFingerprintSource(ModelSource):
         return result
 
     def _keep_stored(
-        self, context: ObservationContext, token: str, made_for: tuple[Any, ...]
+        self,
+        context: ObservationContext,
+        token: str,
+        made_for: tuple[Any, ...],
+        partial: ObservationResult | None = None,
     ) -> None:
+        """Keep the stored state, with what ``partial`` (an observation of the folders
+        that moved) is about to store in place of those folders."""
         previous = previous_fingerprints(context.previous_state)
         if previous is None:
             return
         stored = previous_stats(context.previous_state)
         pieces = stored_pieces(context.previous_state)
+        if partial is not None and partial.has_next_state:
+            previous, stored, pieces = after_partial((previous, stored), partial.next_state)
         remember(self._memory, context.monitor_id, token, made_for, (previous, stored), pieces)
 
     def forget(self, monitor_id: str) -> None:
@@ -328,6 +379,19 @@ class FileFingerprintSource(ModelSource):
         return fingerprints, stats, contents, hashed
 
 
+def _walk(
+    globs: list[GlobPattern], ignore: list[GlobPattern], context: ObservationContext, workspace: str
+) -> tuple[Mapping[str, StatKey], dict[str, str], list[str]]:
+    """The matched files with their stat keys (by the name each is shown by), the real
+    name of each shown escaped (``as_text``), and a warning for each skipped link."""
+    permit = context.permit
+    named = outside_roots(globs, workspace) if permit.trusted else ()
+    confinement = Confinement(workspace, (*permit.outside_paths, *named))
+    found, skipped = confined_stat_keys(globs, ignore, confinement)
+    files, real = as_text(found)
+    return files, real, [escape_undecodable(link.describe()) for link in skipped]
+
+
 def _gone(
     previous: tuple[Mapping[str, Any], Mapping[str, Any]], fingerprints: Mapping[str, str]
 ) -> list[str]:
@@ -335,53 +399,11 @@ def _gone(
     return [path for known in previous for path in known if path not in fingerprints]
 
 
-def as_text(
-    files: Mapping[str, StatKey],
-) -> tuple[Mapping[str, StatKey], dict[str, str]]:
-    """The matched files by the path stored and shown for each, and the real path of
-    each one whose name is not UTF-8 (``os.fsdecode`` carries its bytes as lone
-    surrogates, which neither the JSON state nor SQLite can hold).
-
-    Such a name is written with ``untrusted.escape_undecodable``'s ``\\xNN``, the
-    form every renderer shows, and read through its real path; one file named so
-    never blinds the monitor to the others. Checked once over all the paths, so a
-    tree of plain names costs a join.
-    """
-    joined = "\0".join(files)
-    if joined.isascii():
-        return files, {}
-    try:
-        joined.encode("utf-8")
-    except UnicodeEncodeError:
-        pass
-    else:
-        return files, {}
-    shown: dict[str, StatKey] = {}
-    real: dict[str, str] = {}
-    for path, info in files.items():
-        text = escape_undecodable(path)
-        if text != path:
-            real[text] = path
-        shown.setdefault(text, info)
-    return shown, real
-
-
-TOKEN_FORMAT = "ff1"
-
-
 def tree_token(files: Mapping[str, StatKey]) -> str:
-    """A digest of the matched paths, in order, with each one's stat key.
-
-    Equal tokens mean the same files with the same ``(size, mtime_ns, ctime_ns,
-    inode)``: what ``_all_unchanged`` checks file by file against a decoded state.
-    The paths go through blake2b; the stat keys through ``hash()`` of their tuple,
-    which is not salted for integers (only ``str`` and ``bytes`` are), so every
-    process of one Python gets the same value, at a third of the cost of packing the
-    integers for a digest. Another Python may get another value: one full check.
-    """
-    keys = hash(tuple(map(tuple, files.values())))
-    paths = blake2b("\0".join(files).encode("utf-8", "surrogateescape"), digest_size=20)
-    return f"{TOKEN_FORMAT}:{len(files)}:{paths.hexdigest()}:{keys & 0xFFFFFFFFFFFFFFFF:016x}"
+    """A digest of the matched paths, in order, with each one's stat key, made from
+    each folder's token (folders.py): equal tokens mean the same files with the same
+    ``(size, mtime_ns, ctime_ns, inode)``, what ``_all_unchanged`` checks file by file."""
+    return folders.walk_token(files)[2]
 
 
 def _unchanged(files: Mapping[str, StatKey], warnings: list[str], token: str) -> ObservationResult:
@@ -404,82 +426,3 @@ def _all_unchanged(
     stored_key = stored.get
     known = previous.get
     return all(stored_key(path) == key and known(path) is not None for path, key in files.items())
-
-
-def _compare(
-    path: str,
-    previous: Mapping[str, Any],
-    fingerprints: dict[str, str],
-    contents: dict[str, bytes | None],
-    real: Mapping[str, str],
-) -> Observation | None:
-    current = fingerprints.get(path)
-    if current is None:
-        on_disk = real.get(path) or restore_undecodable(path)
-        return _absent(path, "descoped" if exists(on_disk) else "deleted", previous[path])
-    if path in previous and previous[path] == current:
-        return None
-    data = contents[path]
-    if path in previous:
-        return _present(path, "modified", current, data, previous[path])
-    return _present(path, "created", current, data)
-
-
-def _present(
-    path: str, kind: ChangeKind, current: str, data: bytes | None, previous: Any = None
-) -> Observation:
-    hashes: dict[str, Any] = {"filePath": path}
-    if kind == "modified":
-        hashes["previousHash"] = previous
-    hashes["currentHash"] = current
-    title = f"{LABELS[kind]}: {path}"
-    summary = title
-    if data is None:
-        summary = f"{title} (over the {SNAPSHOT_CAP_BYTES // MIB} MiB snapshot cap: no diff)"
-    return Observation(
-        title=title,
-        summary=summary,
-        payload=hashes,
-        snapshot=dict(hashes),
-        snapshot_text=(
-            None if data is None or b"\0" in data else data.decode("utf-8", errors="replace")
-        ),
-        object_key=path,
-        query_scope={"filePath": path},
-        change_kind=kind,
-    )
-
-
-def _baselines(
-    fingerprints: Mapping[str, str], contents: Mapping[str, bytes | None]
-) -> BaselineTexts:
-    """What the baseline saw of each text file it kept, as its first snapshot."""
-    texts = {
-        path: data.decode("utf-8", errors="replace")
-        for path, data in contents.items()
-        if data is not None and b"\0" not in data
-    }
-
-    def observation(path: str) -> Observation:
-        return Observation(
-            title=f"Baseline: {path}",
-            snapshot={"filePath": path, "currentHash": fingerprints[path]},
-            snapshot_text=texts[path],
-            object_key=path,
-        )
-
-    return BaselineTexts(texts, observation)
-
-
-def _absent(path: str, kind: ChangeKind, previous: Any) -> Observation:
-    title = f"{LABELS[kind]}: {path}"
-    return Observation(
-        title=title,
-        summary=title,
-        payload={"filePath": path, "previousHash": previous},
-        snapshot={"filePath": path, "previousHash": previous},
-        object_key=path,
-        query_scope={"filePath": path},
-        change_kind=kind,
-        salience="high" if kind == "deleted" else None,
-    )

@@ -1,10 +1,13 @@
-"""Reading a matched file: its hash, and its text within the snapshot cap."""
+"""Reading a matched file: its hash, its text within the snapshot cap, and the name
+it is stored and shown by."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 
+from agentmonitors.sources.file_globs import StatKey
 from agentmonitors.untrusted import escape_undecodable
 
 MIB = 1024 * 1024
@@ -52,3 +55,34 @@ def digest(path: str, *, keep_text: bool) -> tuple[str, bytes | None]:
         shown = escape_undecodable(path)
         raise OSError(error.errno, f"Cannot read matched file {shown}: {error.strerror}") from error
     return digest.hexdigest(), None if kept is None else bytes(kept)
+
+
+def as_text(
+    files: Mapping[str, StatKey],
+) -> tuple[Mapping[str, StatKey], dict[str, str]]:
+    """The matched files by the path stored and shown for each, and the real path of
+    each one whose name is not UTF-8 (``os.fsdecode`` carries its bytes as lone
+    surrogates, which neither the JSON state nor SQLite can hold).
+
+    Such a name is written with ``untrusted.escape_undecodable``'s ``\\xNN``, the
+    form every renderer shows, and read through its real path; one file named so
+    never blinds the monitor to the others. Checked once over all the paths, so a
+    tree of plain names costs a join.
+    """
+    joined = "\0".join(files)
+    if joined.isascii():
+        return files, {}
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return files, {}
+    shown: dict[str, StatKey] = {}
+    real: dict[str, str] = {}
+    for path, info in files.items():
+        text = escape_undecodable(path)
+        if text != path:
+            real[text] = path
+        shown.setdefault(text, info)
+    return shown, real

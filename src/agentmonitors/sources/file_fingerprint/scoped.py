@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agentmonitors.fastpath.lean_dataclass import dataclass
-from agentmonitors.sources.file_fingerprint.pieces import Pieces, encoded, updated
+from agentmonitors.sources.file_fingerprint.folders import INDEX_PART
+from agentmonitors.sources.file_fingerprint.pieces import EncodedState, Pieces, encoded, updated
 from agentmonitors.sources.file_globs import GlobPattern
 from agentmonitors.sources.observation import (
     KEEP_STATE,
@@ -218,6 +219,24 @@ def previous_stats(state: Any) -> Mapping[str, Any]:
     """The stored stat keys (path -> [size, mtime_ns, ctime_ns, inode]), or {}."""
     stats = state.get("stats") if isinstance(state, Mapping) else None
     return stats if isinstance(stats, Mapping) else {}
+
+
+def after_partial(
+    state: tuple[Mapping[str, Any], Mapping[str, Any]], made: EncodedState
+) -> tuple[dict[str, Any], dict[str, Any], Pieces]:
+    """The whole state ``state`` (fingerprints, stat keys, as just decoded) with the
+    folders ``made`` rewrites in place of what it held for them: what the store holds
+    once ``made`` is written."""
+    # Just decoded, so ours to change; anything else is copied first.
+    fingerprints = state[0] if isinstance(state[0], dict) else dict(state[0])
+    stats = state[1] if isinstance(state[1], dict) else dict(state[1])
+    moved = {name for name in made.parts if name != INDEX_PART}
+    for path in [path for path in fingerprints if path.rpartition("/")[0] in moved]:
+        del fingerprints[path]
+        stats.pop(path, None)
+    fingerprints.update(made["fingerprints"])
+    stats.update(made["stats"])
+    return fingerprints, stats, Pieces(None, made.pieces.tokens)
 
 
 def remembered(
