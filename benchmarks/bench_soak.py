@@ -263,6 +263,10 @@ class SessionTally:
     host: str
     session_id: str = ""
     acked: set[str] = field(default_factory=set)
+    # Every id an unread listing showed: an acknowledgement whose answer timed out may
+    # still have been applied, so the store, not the reply, says what was acknowledged.
+    listed: set[str] = field(default_factory=set)
+    ack_timeouts: int = 0
     # Ids listed again as unread after their acknowledgement succeeded.
     again: set[str] = field(default_factory=set)
     hook_ms: list[float] = field(default_factory=list)
@@ -319,6 +323,7 @@ class Agent:
             self.tally.errors.append(str(error)[:200])
             return 0
         ids = [str(record["id"]) for record in listed]
+        self.tally.listed.update(ids)
         self.tally.again.update(set(ids) & self.tally.acked)
         fresh = [event_id for event_id in ids if event_id not in self.tally.acked]
         if not fresh:
@@ -327,6 +332,7 @@ class Agent:
             self.project.cli("events", "ack", "--session", session, "--event-ids", ",".join(fresh))
         except RuntimeError as error:
             self.tally.errors.append(str(error)[:200])
+            self.tally.ack_timeouts += "Timed out" in str(error)
             return 0
         self.tally.acked.update(fresh)
         return len(fresh)
@@ -585,16 +591,21 @@ class Soak:
                 " WHERE session_id = ? GROUP BY event_id",
                 tally.session_id,
             )
-            collapsed = {row[0] for row in rows if row[3] and row[0] not in tally.acked}
+            # Acknowledged as the store has it, of what the agent was shown: an answer
+            # that timed out does not make an applied acknowledgement a loss.
+            acked = {row[0] for row in rows if row[2]} & tally.listed
+            collapsed = {row[0] for row in rows if row[3] and row[0] not in acked}
             doubled = {row[0] for row in rows if row[1] > 1} | tally.again
             news = produced - tally.before
-            lost = news - tally.acked - collapsed
+            lost = news - acked - collapsed
             per_session.append(
                 {
                     "session": tally.host,
                     "produced": len(news),
-                    "delivered": len(tally.acked & news) + len(collapsed),
-                    "acknowledged": len(tally.acked),
+                    "delivered": len(acked & news) + len(collapsed),
+                    "acknowledged": len(acked),
+                    "acknowledgedThoughTimedOut": len(acked - tally.acked),
+                    "ackTimeouts": tally.ack_timeouts,
                     "collapsed": len(collapsed),
                     "lost": sorted(lost)[:10],
                     "lostCount": len(lost),
@@ -677,6 +688,12 @@ def print_verdicts(result: dict[str, Any]) -> None:
             f"session {item['session']}: produced {item['produced']}, delivered "
             f"{item['delivered']} (acknowledged {item['acknowledged']}, collapsed "
             f"{item['collapsed']}), lost {item['lostCount']}, twice {item['twiceCount']}"
+            + (
+                f"; {item['ackTimeouts']} acknowledgement(s) timed out, applied for"
+                f" {item['acknowledgedThoughTimedOut']} event(s)"
+                if item["ackTimeouts"]
+                else ""
+            )
         )
     print(f"nothing lost: {mark(result['nothingLost'])}")
     print(f"nothing delivered twice: {mark(result['nothingTwice'])}")
