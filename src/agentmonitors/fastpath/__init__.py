@@ -30,6 +30,8 @@ more than the figures):
   test_argv.py.
 - ``inotify`` for ``inotify_simple``: the one inotify binding, which the daemon's file
   events and the follower's watch of one file (on the hook path) share. test_inotify.py.
+- ``lazy_package`` for ``importlib``'s lazy loading: a source package's ``__getattr__``
+  that loads its observing code on first use, shared by the sources that split it off.
 
 A bundled source's standard-library config reader (``sources/plain_config.py``, 145 ms of
 ``pydantic`` spared on a tick) stays beside the source models it mirrors, held to them by

@@ -36,6 +36,19 @@ IN_ONLYDIR = 0x01000000
 IN_EXCL_UNLINK = 0x04000000
 IN_ISDIR = 0x40000000
 
+CHANGE_MASK = (
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+)
+"""What changes a file's content or its presence in a folder: each watcher asks this."""
+
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len
 # Whole events only come out of a read: a buffer of many maximal ones (a header and
 # NAME_MAX + 1 bytes of name) drains a busy queue in few calls.

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from agentmonitors.fastpath.inotify import (
-    IN_ATTRIB,
+    CHANGE_MASK,
     IN_CLOSE_WRITE,
     IN_CREATE,
     IN_DELETE,
@@ -67,19 +67,7 @@ RESCAN_S = 2.0
 OVERFLOW_LOG_EVERY_S = 600.0
 """After the first overflow, another is logged no more often than this."""
 
-WATCH_MASK = (
-    IN_MODIFY
-    | IN_ATTRIB
-    | IN_CLOSE_WRITE
-    | IN_MOVED_FROM
-    | IN_MOVED_TO
-    | IN_CREATE
-    | IN_DELETE
-    | IN_DELETE_SELF
-    | IN_MOVE_SELF
-    | IN_ONLYDIR
-    | IN_EXCL_UNLINK
-)
+WATCH_MASK = CHANGE_MASK | IN_ONLYDIR | IN_EXCL_UNLINK
 
 # add_watch errors that mean "this folder is gone or cannot be watched", not a limit.
 _SKIPPED = {errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.ELOOP}

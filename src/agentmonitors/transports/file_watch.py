@@ -14,15 +14,9 @@ from __future__ import annotations
 import os
 
 from agentmonitors.fastpath.inotify import (
-    IN_ATTRIB,
-    IN_CLOSE_WRITE,
-    IN_CREATE,
-    IN_DELETE,
+    CHANGE_MASK,
     IN_DELETE_SELF,
-    IN_MODIFY,
     IN_MOVE_SELF,
-    IN_MOVED_FROM,
-    IN_MOVED_TO,
     Inotify,
     parse_events,
 )
@@ -31,17 +25,7 @@ __all__ = ["FileWatch"]
 
 # What changes a file's content or its presence in the folder (a transcript is appended
 # to, the enable file replaced).
-_MASK = (
-    IN_MODIFY
-    | IN_ATTRIB
-    | IN_CLOSE_WRITE
-    | IN_MOVED_FROM
-    | IN_MOVED_TO
-    | IN_CREATE
-    | IN_DELETE
-    | IN_DELETE_SELF
-    | IN_MOVE_SELF
-)
+_MASK = CHANGE_MASK
 
 
 class FileWatch:

@@ -1,19 +1,16 @@
 """command-poll: a command's output or exit code, run without a shell.
 
-The source lives in ``source.py``; this package loads it on first use of a name, so
-its light modules (``plain``, ``traits``, ``approval``) load without the observing code
-(``validate`` asks each monitor's approval of them; docs/architecture.md, "Speed").
+The source lives in ``source.py``, loaded on first use of a name
+(fastpath/lazy_package.py), so its light modules load without it.
 """
 
 from __future__ import annotations
+
+from agentmonitors.fastpath.lazy_package import load_on_first_use
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentmonitors.sources.command_poll.source import *  # noqa: F403
 
 
-def __getattr__(name: str) -> object:
-    # The builtin, not importlib, which brings ``warnings`` to a short command.
-    return getattr(
-        __import__("agentmonitors.sources.command_poll.source", fromlist=["__name__"]), name
-    )
+__getattr__ = load_on_first_use(f"{__name__}.source")
