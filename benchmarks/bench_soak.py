@@ -407,6 +407,18 @@ def rss_slope_mib_per_hour(samples: list[Sample]) -> float:
     return slope_per_s * 3600
 
 
+def rss_slopes_by_quarter(samples: list[Sample]) -> list[float]:
+    """The slope over each quarter of the samples' span: a bounded cache still filling
+    and then full shows as falling quarters, a leak as steady ones."""
+    if len(samples) < 8:
+        return []
+    start, span = samples[0].at, samples[-1].at - samples[0].at
+    quarters: list[list[Sample]] = [[], [], [], []]
+    for sample in samples:
+        quarters[min(3, int(4 * (sample.at - start) / span))].append(sample)
+    return [round(rss_slope_mib_per_hour(quarter), 2) for quarter in quarters]
+
+
 class Soak:
     def __init__(
         self,
@@ -554,6 +566,7 @@ class Soak:
             "warmupMinutes": self.warmup_minutes,
             "reports": [asdict(report) for report in self.reports],
             "rssSlopeMibPerHour": round(rss_slope_mib_per_hour(after_warmup), 2),
+            "rssSlopeByQuarterMibPerHour": rss_slopes_by_quarter(after_warmup),
             # A leak raises the floor; a pipe or socket open at one sample only, the peak.
             "flat": {
                 name: self.floor(name, warmup_end, end)
@@ -681,6 +694,9 @@ def print_verdicts(result: dict[str, Any]) -> None:
         f"  (goal < {RSS_GOAL_MIB_PER_HOUR:g}  {mark(slope < RSS_GOAL_MIB_PER_HOUR)})"
         + ("  [a run under 30 min says little about this]" if result["minutes"] < 30 else "")
     )
+    if result["rssSlopeByQuarterMibPerHour"]:
+        quarters = ", ".join(f"{q:+.2f}" for q in result["rssSlopeByQuarterMibPerHour"])
+        print(f"  by quarter after warm-up: {quarters} MiB/hour")
     for name, ok in result["flat"].items():
         print(f"{name} flat after warm-up: {mark(ok)}")
     for item in result["sessions"]:

@@ -78,6 +78,51 @@ def _sqlite_kib() -> int | None:
         return None
 
 
+_PYMALLOC_FIELDS = {
+    "# arenas allocated current": "arenasCurrent",
+    "# arenas highwater mark": "arenasHighwater",
+    "# arenas reclaimed": "arenasReclaimed",
+    "# bytes in allocated blocks": "allocatedBlocksKib",
+    "# bytes in available blocks": "availableBlocksKib",
+}
+
+
+def _pymalloc() -> dict[str, int]:
+    """pymalloc's arenas and blocks (``sys._debugmallocstats``), sizes in KiB.
+
+    RSS can grow while the live objects stay flat when long-lived blocks pin arenas
+    that are otherwise free: then arenas and available blocks grow, allocated ones not.
+    The statistics go to the C-level stderr, so it is pointed at a file for the call.
+    """
+    import os
+    import tempfile
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile("w+") as capture:
+            os.dup2(capture.fileno(), 2)
+            try:
+                sys._debugmallocstats()
+            finally:
+                os.dup2(saved, 2)
+            capture.seek(0)
+            text = capture.read()
+    finally:
+        os.close(saved)
+    found: dict[str, int] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition("=")
+        key = _PYMALLOC_FIELDS.get(name.strip())
+        if key is None and "unused pools" in name:
+            key = "unusedPoolsKib"
+        if key is None:
+            continue
+        number = int(value.strip().replace(",", ""))
+        found[key] = number // 1024 if key.endswith("Kib") else number
+    return found
+
+
 def _rss_kib() -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -106,6 +151,7 @@ def _probe(out: Path, number: int) -> None:
         "tracedPeakKib": peak // 1024,
         "sqliteKib": _sqlite_kib(),
         "cHeap": _c_heap(),
+        "pymalloc": _pymalloc(),
         "objects": _object_counts(),
         "gcObjects": len(gc.get_objects()),
     }

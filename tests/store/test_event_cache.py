@@ -15,7 +15,7 @@ from agentmonitors.store import records
 from agentmonitors.store.records import EventRow
 
 
-def event_rows(count: int) -> list[sqlite3.Row]:
+def event_rows(count: int, output_lines: int = 40) -> list[sqlite3.Row]:
     conn = sqlite3.connect(":memory:")
     conn.row_factory = sqlite3.Row
     conn.execute(
@@ -34,7 +34,7 @@ def event_rows(count: int) -> list[sqlite3.Row]:
                 f"File changed: {path}",
                 json.dumps({"filePath": path, "change": "modified", "size": index}),
                 json.dumps({"filePath": path, "bytes": 40}),
-                f"edit {index}\n" * 40,
+                f"edit {index}\n" * output_lines,
                 f"-edit {index - 1}\n+edit {index}\n" * 20,
                 path,
                 json.dumps({"filePath": path}),
@@ -71,5 +71,40 @@ def test_unread_events_read_at_every_hook_stay_cached() -> None:
             for row in rows[start : start + 100]:  # new events, acknowledged at once
                 EventRow.from_row_cached(row)
         assert all(EventRow.cached(row["id"]) is not None for row in unread)
+    finally:
+        records._EVENT_CACHE.clear()
+
+
+def test_large_events_are_bounded_by_their_text_not_only_their_count() -> None:
+    # A command monitor whose whole output (here about 100 KiB) changes every run: a
+    # cache bounded by count alone would keep 2,048 of them, about 200 MiB.
+    rows = event_rows(200, output_lines=10_000)
+    records._EVENT_CACHE.clear()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for row in rows:
+            EventRow.from_row_cached(row)
+        kept = tracemalloc.get_traced_memory()[0] - before
+        assert records._EVENT_CACHE.chars <= records._EVENT_CACHE.max_chars
+        assert EventRow.cached(rows[-1]["id"]) is not None  # the newest stays
+        assert EventRow.cached(rows[0]["id"]) is None
+    finally:
+        tracemalloc.stop()
+        records._EVENT_CACHE.clear()
+    assert kept < 8 * 1024 * 1024, f"{kept / 2**20:.1f} MiB kept"
+
+
+def test_an_event_larger_than_the_whole_budget_is_decoded_but_not_kept() -> None:
+    small = event_rows(11)[1:]  # ids apart from the huge one's
+    huge = event_rows(1, output_lines=600_000)[0]  # about 6 MiB of output
+    records._EVENT_CACHE.clear()
+    try:
+        for row in small:
+            EventRow.from_row_cached(row)
+        event = EventRow.from_row_cached(huge)
+        assert event.snapshot_text is not None and len(event.snapshot_text) > 4 * 2**20
+        assert EventRow.cached(huge["id"]) is None
+        assert all(EventRow.cached(row["id"]) is not None for row in small)
     finally:
         records._EVENT_CACHE.clear()

@@ -128,10 +128,7 @@ class EventRow:
 
     @staticmethod
     def cached(event_id: str) -> EventRow | None:
-        event = _EVENT_CACHE.get(event_id)
-        if event is not None:
-            _EVENT_CACHE.move_to_end(event_id)
-        return event
+        return _EVENT_CACHE.get(event_id)
 
     @classmethod
     def from_row_cached(cls, row: sqlite3.Row) -> EventRow:
@@ -144,12 +141,9 @@ class EventRow:
         event_id = row["id"]
         cached = _EVENT_CACHE.get(event_id)
         if cached is not None:
-            _EVENT_CACHE.move_to_end(event_id)
             return cached
         event = cls.from_row(row)
-        _EVENT_CACHE[event_id] = event
-        if len(_EVENT_CACHE) > _EVENT_CACHE_SIZE:
-            _EVENT_CACHE.popitem(last=False)
+        _EVENT_CACHE.put(event_id, event, _stored_chars(row))
         return event
 
     def to_json(self) -> dict[str, Any]:
@@ -174,9 +168,64 @@ class EventRow:
         }
 
 
-# Twice the thousand unread events the hook benchmark delivers from; unread rows are
-# read again at every hook and stay at the recent end, so what is evicted is what was
-# acknowledged. At 20,000 the cache took hours of a busy daemon's events (a few
-# KiB each) before it stopped growing (benchmarks/bench_soak.py).
-_EVENT_CACHE_SIZE = 2_048
-_EVENT_CACHE: OrderedDict[str, EventRow] = OrderedDict()
+_TEXT_COLUMNS = (
+    "title",
+    "body",
+    "summary",
+    "payload",
+    "snapshot_metadata",
+    "snapshot_text",
+    "diff_text",
+    "query_scope",
+)
+
+
+def _stored_chars(row: sqlite3.Row) -> int:
+    return sum(len(row[column] or "") for column in _TEXT_COLUMNS)
+
+
+class _DecodedEvents:
+    """Least recently used decoded events, bounded by count and by their stored text.
+
+    The count bound is twice the thousand unread events the hook benchmark delivers
+    from; unread rows are read again at every hook and stay at the recent end, so what
+    is evicted is what was acknowledged. At 20,000 the cache took hours of a busy
+    daemon's events before it stopped growing (benchmarks/bench_soak.py). The text
+    bound keeps a run of large events (a command's whole output, a long diff) from
+    holding hundreds of MiB for weeks: decoded, an event takes about 1.5 times its
+    stored text.
+    """
+
+    def __init__(self, max_events: int, max_chars: int) -> None:
+        self.max_events = max_events
+        self.max_chars = max_chars
+        self.chars = 0
+        self._entries: OrderedDict[str, tuple[EventRow, int]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, event_id: str) -> EventRow | None:
+        entry = self._entries.get(event_id)
+        if entry is None:
+            return None
+        self._entries.move_to_end(event_id)
+        return entry[0]
+
+    def put(self, event_id: str, event: EventRow, chars: int) -> None:
+        if chars > self.max_chars:
+            return  # would evict everything else and then itself
+        previous = self._entries.pop(event_id, None)
+        if previous is not None:
+            self.chars -= previous[1]
+        self._entries[event_id] = (event, chars)
+        self.chars += chars
+        while len(self._entries) > self.max_events or self.chars > self.max_chars:
+            self.chars -= self._entries.popitem(last=False)[1][1]
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.chars = 0
+
+
+_EVENT_CACHE = _DecodedEvents(max_events=2_048, max_chars=4 * 1024 * 1024)
