@@ -110,3 +110,34 @@ def test_an_ended_session_and_a_stopping_daemon_answer_at_once(tmp_path: Path) -
         assert await settled(task) and waits.waiting() == 0
 
     run(scenario, tmp_path)
+
+
+def test_a_quiet_hold_keeps_the_session_active_writing_at_most_once_a_minute(
+    tmp_path: Path,
+) -> None:
+    """The follower skips its reserve after such a hold, so the hold must do what that
+    reserve did for the session: keep it from turning dormant."""
+
+    async def scenario(world: World, waits: LiveWaits) -> None:
+        session = world.session()
+
+        def last_active() -> int:
+            query = "SELECT last_active_at FROM agent_sessions WHERE id = ?"
+            return int(world.rows(query, session)[0]["last_active_at"])
+
+        world.advance(10 * 60_000)
+        since = waits.version(session)
+        quick = {"sessionId": session, "since": since, "holdMs": 5}
+        answer = await waits.wait(quick)
+        assert answer == {"version": since, "why": "hold", "kept": True}
+        assert last_active() == world.clock.now_ms() // 1000
+        kept_at = last_active()
+
+        world.advance(30_000)  # fresh enough: no write
+        assert (await waits.wait(quick))["kept"] is True
+        assert last_active() == kept_at
+        world.advance(30_000)
+        await waits.wait(quick)
+        assert last_active() == kept_at + 60
+
+    run(scenario, tmp_path)

@@ -14,6 +14,10 @@ line as soon as the daemon stored it:
 - the session is no longer active, the daemon is stopping, or the hold the follower
   asked for is over (it writes its heartbeat and reads the enable file then).
 
+A hold that ends with nothing new keeps the session active itself (``kept``), as the
+reserve a follower made after every hold did: an idle follower then costs the daemon
+one request per heartbeat, not two, and a write a minute instead of one per heartbeat.
+
 Nothing here polls: each wait sleeps until one of those, and every tick re-judges the
 waits against the daemon's clock (a test clock moves only then).
 """
@@ -37,6 +41,10 @@ __all__ = ["MAX_HOLD_MS", "LiveWaits", "next_due"]
 
 MAX_HOLD_MS = 60_000
 """The longest a follower's request is held; it asks for less (its heartbeat period)."""
+
+KEEP_ACTIVE_EVERY_MS = 60_000
+"""How stale a session's last activity may grow before a quiet hold refreshes it: far
+inside the dormancy window (``delivery/dormancy.py``), and one write a minute at most."""
 
 
 def next_due(delivery: DeliveryService, session_id: str, now_ms: int) -> tuple[bool, int | None]:
@@ -122,7 +130,7 @@ class LiveWaits:
                     target = due if target is None else min(target, due)
                 timeout = end - loop.time()
                 if timeout <= 0:
-                    return {"version": version, "why": "hold"}
+                    return {"version": version, "why": "hold", "kept": self._keep(session_id)}
                 if target is not None:
                     timeout = min(timeout, max(0.0, (target - now) / 1000))
                 poke.clear()
@@ -130,6 +138,19 @@ class LiveWaits:
                     await asyncio.wait_for(poke.wait(), timeout)
         finally:
             self._waiters.discard(poke)
+
+    def _keep(self, session_id: str) -> bool:
+        """Keep the session active as a delivery request would; False if it failed
+        (the follower then asks with a reserve, which says what is wrong)."""
+        now = self.clock.now_ms()
+        try:
+            with self.delivery.db.read() as conn:
+                last = get_session(conn, session_id)["last_active_at"]
+            if last is None or now - int(last) * 1000 >= KEEP_ACTIVE_EVERY_MS:
+                self.delivery.touch_session(session_id)
+        except Exception:
+            return False
+        return True
 
     def method(self) -> Method:
         return Method(

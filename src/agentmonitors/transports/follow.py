@@ -159,6 +159,9 @@ class Follower:
         self._unreachable = False
         self._last_heartbeat = -HEARTBEAT_EVERY_S
         self._last_enabled_check = -ENABLED_CHECK_S
+        # The last wait's hold ended with nothing new and the daemon kept the session
+        # active: a reserve now would find nothing (docs/architecture.md, "Idle cost").
+        self._quiet_hold = False
         self.push = PushWait(socket_path, session_id)
         self.push.pushes = ipc is None  # an injected daemon is polled
         self._started = clock()
@@ -279,10 +282,14 @@ class Follower:
             self.push.watch_file(enable_file_path(self.workspace))
         if not self.push.watching:  # the enable file is looked at once a second
             hold = min(hold, ENABLED_CHECK_S)
+        # Events the pace held back are pending although nothing changed: look then.
+        paced = not self.pace.ready()
         if not self.push.wait(max(0.01, hold), self._out_fd()):
             self._poll_idle(seconds)
         elif self.push.file_changed:
             self._last_enabled_check = -ENABLED_CHECK_S  # read it now
+        else:
+            self._quiet_hold = self.push.quiet and not paced
 
     def _out_fd(self) -> int | None:
         try:
@@ -436,7 +443,8 @@ class Follower:
                     self._last_heartbeat = -HEARTBEAT_EVERY_S
                     self.stop.wait(ENABLED_CHECK_S)
                     continue
-                reason = self.poll_once()
+                quiet, self._quiet_hold = self._quiet_hold, False
+                reason = None if quiet else self.poll_once()
                 if reason is not None:
                     break
                 if self._unreachable and self.revive is not None:

@@ -168,6 +168,9 @@ class PushWait:
         self.files: dict[str, FileWatch] = {}
         self.file_changed = False
         """Whether a watched file changed during the last wait."""
+        self.quiet = False
+        """Whether the last wait's hold ended with nothing new and the daemon kept the
+        session active (``kept``; a daemon from before it never says so)."""
         self._fds: list[int] = []
 
     def watch_file(self, path: str) -> None:
@@ -208,6 +211,7 @@ class PushWait:
         daemon cannot push (the caller polls)."""
         if not self.pushes or self.interrupter is None:
             return False
+        self.quiet = False
         params = {"sessionId": self.session_id, "since": self.version}
         wake_fds = tuple(
             [watch.fd for watch in self.files.values() if watch.fd is not None] + self._fds
@@ -227,6 +231,7 @@ class PushWait:
             self.file_changed = any(changed)
         if isinstance(reply, dict) and isinstance(reply.get("version"), int):
             self.version = reply["version"]
+            self.quiet = reply.get("why") == "hold" and reply.get("kept") is True
         return True
 
 
