@@ -44,17 +44,24 @@ def event_rows(count: int, output_lines: int = 40) -> list[sqlite3.Row]:
     return list(conn.execute("SELECT * FROM e"))
 
 
-def test_an_hour_of_events_does_not_stay_in_memory() -> None:
-    rows = event_rows(4_000)  # an hour of the soak's events
+def bytes_kept_decoding(rows: list[sqlite3.Row]) -> int:
+    """Traced bytes still held after decoding ``rows`` through the cache (left filled)."""
     records._EVENT_CACHE.clear()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
         for row in rows:
             EventRow.from_row_cached(row)
-        kept = tracemalloc.get_traced_memory()[0] - before
+        return tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
+
+
+def test_an_hour_of_events_does_not_stay_in_memory() -> None:
+    rows = event_rows(4_000)  # an hour of the soak's events
+    try:
+        kept = bytes_kept_decoding(rows)
+    finally:
         records._EVENT_CACHE.clear()
     # These events hold about 1.6 KiB each decoded: an hour of them is over 6 MiB.
     assert kept < 4 * 1024 * 1024, f"{kept / 2**20:.1f} MiB kept"
@@ -76,21 +83,16 @@ def test_unread_events_read_at_every_hook_stay_cached() -> None:
 
 
 def test_large_events_are_bounded_by_their_text_not_only_their_count() -> None:
-    # A command monitor whose whole output (here about 100 KiB) changes every run: a
-    # cache bounded by count alone would keep 2,048 of them, about 200 MiB.
+    # A command monitor whose whole output (here about 100 KiB) changes every run:
+    # bounded by count alone, these 200 would all stay (about 20 MiB), 2,048 of them
+    # about 200 MiB.
     rows = event_rows(200, output_lines=10_000)
-    records._EVENT_CACHE.clear()
-    tracemalloc.start()
     try:
-        before = tracemalloc.get_traced_memory()[0]
-        for row in rows:
-            EventRow.from_row_cached(row)
-        kept = tracemalloc.get_traced_memory()[0] - before
+        kept = bytes_kept_decoding(rows)
         assert records._EVENT_CACHE.chars <= records._EVENT_CACHE.max_chars
         assert EventRow.cached(rows[-1]["id"]) is not None  # the newest stays
         assert EventRow.cached(rows[0]["id"]) is None
     finally:
-        tracemalloc.stop()
         records._EVENT_CACHE.clear()
     assert kept < 8 * 1024 * 1024, f"{kept / 2**20:.1f} MiB kept"
 

@@ -76,8 +76,7 @@ DEFAULT_MAX_SECONDS = 25 * 60
 POLL_S = 0.1
 """Between polls, with a daemon that cannot push (one without ``delivery.wait``)."""
 WATCH_S = 0.01
-"""With such a daemon, between looks at the database's files while waiting for the next
-poll: a write there (a new event, a projection) starts the poll at once."""
+"""With such a daemon, between looks at the database's files: a write starts a poll."""
 RECONNECT_S = 0.5
 """Between attempts while the daemon is unreachable."""
 ENABLED_CHECK_S = 1.0
@@ -159,8 +158,7 @@ class Follower:
         self._unreachable = False
         self._last_heartbeat = -HEARTBEAT_EVERY_S
         self._last_enabled_check = -ENABLED_CHECK_S
-        # The last wait's hold ended with nothing new and the daemon kept the session
-        # active: a reserve now would find nothing (docs/architecture.md, "Idle cost").
+        # The last hold ended quiet and kept: no reserve (docs/architecture.md, "Idle cost").
         self._quiet_hold = False
         self.push = PushWait(socket_path, session_id)
         self.push.pushes = ipc is None  # an injected daemon is polled
@@ -282,8 +280,7 @@ class Follower:
             self.push.watch_file(enable_file_path(self.workspace))
         if not self.push.watching:  # the enable file is looked at once a second
             hold = min(hold, ENABLED_CHECK_S)
-        # Events the pace held back are pending although nothing changed: look then.
-        paced = not self.pace.ready()
+        paced = not self.pace.ready()  # what it held back is pending, though nothing moved
         if not self.push.wait(max(0.01, hold), self._out_fd()):
             self._poll_idle(seconds)
         elif self.push.file_changed:
@@ -443,8 +440,8 @@ class Follower:
                     self._last_heartbeat = -HEARTBEAT_EVERY_S
                     self.stop.wait(ENABLED_CHECK_S)
                     continue
-                quiet, self._quiet_hold = self._quiet_hold, False
-                reason = None if quiet else self.poll_once()
+                reason = None if self._quiet_hold else self.poll_once()
+                self._quiet_hold = False
                 if reason is not None:
                     break
                 if self._unreachable and self.revive is not None:
