@@ -202,9 +202,6 @@ class _DecodedEvents:
         self.chars = 0
         self._entries: OrderedDict[str, tuple[EventRow, int]] = OrderedDict()
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
     def get(self, event_id: str) -> EventRow | None:
         entry = self._entries.get(event_id)
         if entry is None:
